@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { invocationFromClaude } from '../../adapters/claude-input.js';
+import { describeThrown, InputError } from '../../domain/errors.js';
+import type { InvocationInput } from '../../domain/invocation.js';
+import { renderReport } from '../../reports/report-text.js';
+import { createRunner } from '../../runner/runner.js';
+import { boolFlag, configOption, ledgerOptions, type Command } from '../command.js';
+import { hookSetFor, openLedgerFor } from '../context.js';
+import { painter, readAll, useColour, writeJson, type CliIo } from '../io.js';
+
+export const command: Command = {
+  summary: 'decide one invocation (JSON file or stdin) and record it',
+  usage: `run [FILE|-] --config PATH [--db PATH] [--json]
+
+  FILE       a canonical invocation ({"point": "pre_tool_use", "toolName": ...}) or a Claude Code
+             hook payload (recognised by hook_event_name); - or nothing reads stdin
+  --config   the hook set: a .ts/.js module exporting defineHooks(...), or a JSON file
+  --json     print the full report (every outcome) as JSON
+  Exit code 0 whatever the decision; the decision is printed (or in the JSON).`,
+  options: { ...ledgerOptions, ...configOption },
+  async run(args, io) {
+    const source = args.positionals[0] ?? '-';
+    const input = await readInvocation(source, io);
+    const hookSet = await hookSetFor(args, io);
+    const ledger = openLedgerFor(args, io);
+    try {
+      const runner = createRunner({
+        hookSet,
+        ledger,
+        onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
+      });
+      const report = await runner.run(input);
+      if (boolFlag(args, 'json')) writeJson(io, report);
+      else io.stdout.write(`${renderReport(report, painter(useColour(io)))}\n`);
+      await runner.close();
+      return 0;
+    } finally {
+      ledger.close();
+    }
+  },
+};
+
+async function readInvocation(source: string, io: CliIo): Promise<InvocationInput> {
+  const where = source === '-' ? 'stdin' : source;
+  let text: string;
+  try {
+    text = source === '-' ? await readAll(io.stdin) : readFileSync(source, 'utf8');
+  } catch (error) {
+    throw new InputError(`${where}: cannot read: ${describeThrown(error)}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`${where}: not valid JSON: ${describeThrown(error)}`);
+  }
+  if (typeof json === 'object' && json !== null && 'hook_event_name' in json) return invocationFromClaude(json, where);
+  return json as InvocationInput;
+}

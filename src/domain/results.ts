@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+/** Reason codes a deny carries (DESIGN section 3). The last two are produced by the runner. */
+export const REASON_CODES = [
+  'policy_violation',
+  'safety_violation',
+  'schema_violation',
+  'timeout',
+  'runtime_error',
+] as const;
+export type ReasonCode = (typeof REASON_CODES)[number];
+export const reasonCodeSchema = z.enum(REASON_CODES);
+
+/** Optional text for the agent's context (Claude Code `additionalContext`), allowed on every result. */
+const contextField = { additionalContext: z.string().optional() };
+
+export const allowResultSchema = z.strictObject({
+  decision: z.literal('allow'),
+  message: z.string().optional(),
+  ...contextField,
+});
+export const denyResultSchema = z.strictObject({
+  decision: z.literal('deny'),
+  reasonCode: reasonCodeSchema.default('policy_violation'),
+  message: z.string().min(1, 'a deny needs a message saying why'),
+  payload: z.unknown().optional(),
+  ...contextField,
+});
+export const askResultSchema = z.strictObject({
+  decision: z.literal('ask'),
+  message: z.string().min(1, 'an ask needs a message for the user'),
+  ...contextField,
+});
+export const modifyResultSchema = z.strictObject({
+  decision: z.literal('modify'),
+  /** The replacement tool input (an object) or prompt (a string). */
+  input: z.unknown().refine((v) => v !== undefined, 'a modify needs the replacement input'),
+  reason: z.string().optional(),
+  ...contextField,
+});
+export const observeResultSchema = z.strictObject({
+  decision: z.literal('none').optional(),
+  ...contextField,
+});
+
+/** What a hook may return, by decision. `undefined`/`null`/`{}` mean "no opinion". */
+const resultSchemas = {
+  allow: allowResultSchema,
+  deny: denyResultSchema,
+  ask: askResultSchema,
+  modify: modifyResultSchema,
+  none: observeResultSchema,
+} as const;
+
+/** A hook's answer as the hook author writes it. */
+export type HookResultInput =
+  | undefined
+  | null
+  | void
+  | z.input<typeof allowResultSchema>
+  | z.input<typeof denyResultSchema>
+  | z.input<typeof askResultSchema>
+  | z.input<typeof modifyResultSchema>
+  | z.input<typeof observeResultSchema>;
+
+/** A validated hook result; `none` stands for "no opinion". */
+export type HookResult =
+  | { decision: 'none'; additionalContext?: string }
+  | z.output<typeof allowResultSchema>
+  | z.output<typeof denyResultSchema>
+  | z.output<typeof askResultSchema>
+  | z.output<typeof modifyResultSchema>;
+
+export type ReturnedDecision = HookResult['decision'];
+
+/** Final decision of an invocation (DESIGN section 4). */
+export const DECISIONS = ['allow', 'deny', 'ask', 'none'] as const;
+export type Decision = (typeof DECISIONS)[number];
+
+/**
+ * Validates a raw hook answer. Dispatches on `decision` first so that the issues name
+ * the field that is wrong rather than "no union member matched".
+ */
+export function parseHookResult(value: unknown): { ok: true; result: HookResult } | { ok: false; issues: string } {
+  if (value === undefined || value === null) return { ok: true, result: { decision: 'none' } };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, issues: `expected nothing or an object with a decision (allow, deny, ask, modify), got ${describe(value)}` };
+  }
+  const decision = (value as { decision?: unknown }).decision ?? 'none';
+  if (typeof decision !== 'string' || !(decision in resultSchemas)) {
+    return { ok: false, issues: `decision: expected allow, deny, ask, modify or none, got ${describe(decision)}` };
+  }
+  const parsed = resultSchemas[decision as keyof typeof resultSchemas].safeParse(value);
+  if (!parsed.success) return { ok: false, issues: formatIssues(parsed.error) };
+  const result = parsed.data;
+  if (result.decision === undefined) {
+    return { ok: true, result: result.additionalContext ? { decision: 'none', additionalContext: result.additionalContext } : { decision: 'none' } };
+  }
+  return { ok: true, result: result as HookResult };
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}
+
+/** One-line rendering of zod issues: `path: message; path: message`. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
+      return `${path}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** Builders for in-process hooks. */
+export const allow = (message?: string): HookResultInput => ({ decision: 'allow', ...(message ? { message } : {}) });
+export const deny = (message: string, reasonCode: ReasonCode = 'policy_violation', payload?: unknown): HookResultInput => ({
+  decision: 'deny',
+  reasonCode,
+  message,
+  ...(payload !== undefined ? { payload } : {}),
+});
+export const ask = (message: string): HookResultInput => ({ decision: 'ask', message });
+export const modify = (input: unknown, reason?: string): HookResultInput => ({
+  decision: 'modify',
+  input,
+  ...(reason ? { reason } : {}),
+});

@@ -1,0 +1,149 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * The ledger's tables. Times are ms since the epoch, durations µs, JSON as text
+ * (DESIGN section 5). Columns are snake_case; drizzle maps them to camelCase rows.
+ */
+
+/** A hook set, stored once per fingerprint. */
+export const hookSets = sqliteTable(
+  'hook_sets',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    fingerprint: text('fingerprint').notNull(),
+    name: text('name').notNull(),
+    version: text('version').notNull(),
+    strategy: text('strategy').notNull(),
+    definitionJson: text('definition_json').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('hook_sets_fingerprint').on(t.fingerprint)],
+);
+
+/** One event handed to the runner. Written `running` before any hook runs. */
+export const invocations = sqliteTable(
+  'invocations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    hookSetId: integer('hook_set_id')
+      .notNull()
+      .references(() => hookSets.id),
+    point: text('point').notNull(),
+    /** The agent's own event name (e.g. `PreToolUse`, or an unknown Claude Code event). */
+    eventName: text('event_name'),
+    sessionId: text('session_id'),
+    turn: integer('turn'),
+    toolName: text('tool_name'),
+    toolUseId: text('tool_use_id'),
+    agent: text('agent'),
+    cwd: text('cwd'),
+    /** The modifiable input as the agent sent it: tool input, or the prompt at user_prompt_submit. */
+    inputJson: text('input_json'),
+    /** The canonical invocation without `raw`. */
+    invocationJson: text('invocation_json').notNull(),
+    /** The agent's own payload, verbatim. */
+    rawJson: text('raw_json'),
+    /** The input as hooks left it, when any hook modified it. */
+    modifiedInputJson: text('modified_input_json'),
+    status: text('status').notNull(),
+    decision: text('decision'),
+    decisiveHookId: text('decisive_hook_id'),
+    reasonCode: text('reason_code'),
+    message: text('message'),
+    /** JSON array of strings the hooks supplied as additional context. */
+    contextJson: text('context_json'),
+    /** JSON list of the field paths redaction replaced before storage. */
+    redactionsJson: text('redactions_json'),
+    startedAt: integer('started_at').notNull(),
+    finishedAt: integer('finished_at'),
+    durationUs: integer('duration_us'),
+    /** Writer process, so that a later open can tell a dead process's `running` rows. */
+    pid: integer('pid').notNull(),
+    host: text('host').notNull(),
+  },
+  (t) => [
+    index('invocations_tool_use_id').on(t.toolUseId),
+    index('invocations_session').on(t.sessionId, t.id),
+    index('invocations_decision').on(t.decision, t.id),
+    index('invocations_started_at').on(t.startedAt),
+    index('invocations_running').on(t.status).where(sql`status = 'running'`),
+  ],
+);
+
+/** One hook's record for one invocation. Every matched hook has a row. */
+export const outcomes = sqliteTable(
+  'outcomes',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    invocationId: integer('invocation_id')
+      .notNull()
+      .references(() => invocations.id, { onDelete: 'cascade' }),
+    hookId: text('hook_id').notNull(),
+    point: text('point').notNull(),
+    priority: integer('priority').notNull(),
+    registrationIndex: integer('registration_index').notNull(),
+    executionOrder: integer('execution_order'),
+    mode: text('mode').notNull(),
+    capability: text('capability').notNull(),
+    runtime: text('runtime').notNull(),
+    status: text('status').notNull(),
+    decision: text('decision'),
+    decisive: integer('decisive', { mode: 'boolean' }).notNull(),
+    reasonCode: text('reason_code'),
+    message: text('message'),
+    payloadJson: text('payload_json'),
+    modifiedInputJson: text('modified_input_json'),
+    additionalContext: text('additional_context'),
+    failureReason: text('failure_reason'),
+    failureDetail: text('failure_detail'),
+    skipReason: text('skip_reason'),
+    skippedBy: text('skipped_by'),
+    timeoutMs: integer('timeout_ms').notNull(),
+    startedAt: integer('started_at'),
+    durationUs: integer('duration_us'),
+  },
+  (t) => [
+    index('outcomes_invocation').on(t.invocationId),
+    index('outcomes_hook').on(t.hookId, t.startedAt),
+    index('outcomes_pending').on(t.status).where(sql`status = 'pending'`),
+  ],
+);
+
+/** One replay: which hook set against which selection, and its totals. */
+export const replayRuns = sqliteTable('replay_runs', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  hookSetId: integer('hook_set_id')
+    .notNull()
+    .references(() => hookSets.id),
+  baselineHookSetId: integer('baseline_hook_set_id').references(() => hookSets.id),
+  filterJson: text('filter_json').notNull(),
+  /** running, completed, incomplete (interrupted; results so far kept). */
+  status: text('status').notNull(),
+  startedAt: integer('started_at').notNull(),
+  finishedAt: integer('finished_at'),
+  /** JSON object of totals by change kind. */
+  totalsJson: text('totals_json').notNull(),
+});
+
+/** One replayed invocation: old and new decision and what changed. */
+export const replayResults = sqliteTable(
+  'replay_results',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    runId: integer('run_id')
+      .notNull()
+      .references(() => replayRuns.id, { onDelete: 'cascade' }),
+    invocationId: integer('invocation_id').notNull(),
+    /** unchanged, newly_denied, newly_allowed, now_asks, other_hook, other_reason, modified_differently, failed. */
+    change: text('change').notNull(),
+    oldDecision: text('old_decision'),
+    newDecision: text('new_decision'),
+    oldDecisiveHookId: text('old_decisive_hook_id'),
+    newDecisiveHookId: text('new_decisive_hook_id'),
+    /** The new report's outcomes and the per-hook diff, as JSON. */
+    detailJson: text('detail_json').notNull(),
+    baselineMismatch: integer('baseline_mismatch', { mode: 'boolean' }).notNull().default(false),
+  },
+  (t) => [index('replay_results_run').on(t.runId, t.change)],
+);

@@ -1,0 +1,20 @@
+/** One line for a better-sqlite3 / filesystem error, naming the SQLite code when there is one. */
+export function describeSqliteError(error: unknown): string {
+  const err = error as { code?: string; message?: string };
+  const message = err?.message ?? String(error);
+  switch (err?.code) {
+    case 'SQLITE_BUSY':
+      return `the database is locked by another process (${message}); retry, or raise the busy timeout`;
+    case 'SQLITE_READONLY':
+      return `the database is read-only (${message}); check the file's permissions`;
+    case 'SQLITE_FULL':
+      return `the disk is full (${message})`;
+    case 'SQLITE_CANTOPEN':
+      return `the file cannot be opened (${message}); check the path and permissions`;
+    case 'SQLITE_CORRUPT':
+    case 'SQLITE_NOTADB':
+      return `the file is not a valid hookledger database (${message})`;
+    default:
+      return err?.code ? `${err.code}: ${message}` : message;
+  }
+}

@@ -1,0 +1,70 @@
+import pTimeout, { TimeoutError } from 'p-timeout';
+import { describeThrown } from '../domain/errors.js';
+import type { ResolvedHook } from '../domain/hooks.js';
+import type { Invocation } from '../domain/invocation.js';
+import type { FailureReason } from '../domain/outcomes.js';
+import { parseHookResult, type HookResult } from '../domain/results.js';
+import { runtimeFor } from '../runtimes/index.js';
+import { HookExecutionFailure } from '../runtimes/types.js';
+
+const SHUTDOWN_DETAIL = 'stopped when the runner closed before it finished (close deadline reached)';
+
+/** What happened when one hook ran. */
+export type HookExecution =
+  | { ok: true; result: HookResult; startedAt: number; durationUs: number }
+  | { ok: false; failureReason: Exclude<FailureReason, 'observe_only_violation'>; detail: string; startedAt: number; durationUs: number };
+
+export interface ExecuteOptions {
+  replay: boolean;
+  invocationId: number | null;
+  /** Aborts the hook early (runner shutdown); the hook's own timeout is always enforced. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs one hook under its timeout. p-timeout only stops the waiting, so each hook gets its
+ * own AbortController, aborted at the deadline: command hooks kill their process group on it
+ * and in-process hooks are expected to stop.
+ */
+export async function executeHook(hook: ResolvedHook, invocation: Invocation, options: ExecuteOptions): Promise<HookExecution> {
+  const controller = new AbortController();
+  const onOuterAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const startedAt = Date.now();
+  const t0 = process.hrtime.bigint();
+  const elapsedUs = () => Number((process.hrtime.bigint() - t0) / 1000n);
+  const ctx = { signal: controller.signal, replay: options.replay, hookId: hook.id, timeoutMs: hook.timeoutMs, invocationId: options.invocationId };
+  try {
+    // Calling inside an async function turns a synchronous throw into a rejection.
+    const running = (async () => runtimeFor(hook).execute(hook, invocation, ctx))();
+    const value = await pTimeout(running, { milliseconds: hook.timeoutMs });
+    const durationUs = elapsedUs();
+    // A hook that returned because the runner shut down did not finish its work.
+    if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+    const parsed = safeParse(value);
+    if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
+    return { ok: true, result: parsed.result, startedAt, durationUs };
+  } catch (error) {
+    const durationUs = elapsedUs();
+    if (error instanceof TimeoutError) {
+      controller.abort(error);
+      return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
+    }
+    if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
+    if (controller.signal.aborted) {
+      return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+    }
+    return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeThrown(error)}`, startedAt, durationUs };
+  } finally {
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/** Validation itself must not throw on a hostile value (a getter that throws, a revoked proxy). */
+function safeParse(value: unknown): ReturnType<typeof parseHookResult> {
+  try {
+    return parseHookResult(value);
+  } catch (error) {
+    return { ok: false, issues: `result could not be read: ${describeThrown(error)}` };
+  }
+}

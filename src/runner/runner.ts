@@ -1,0 +1,127 @@
+import { InputError } from '../domain/errors.js';
+import type { HookSet } from '../domain/hooks.js';
+import { invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
+import type { Outcome, Report } from '../domain/outcomes.js';
+import { formatIssues } from '../domain/results.js';
+import type { Ledger } from '../ledger/open.js';
+import { LedgerWriter } from '../ledger/write.js';
+import { BackgroundDispatcher } from './background.js';
+import { runForegroundPass } from './foreground.js';
+import { blankOutcome } from './outcome.js';
+import { HookIndex } from './select.js';
+
+export interface RunnerOptions {
+  hookSet: HookSet;
+  ledger: Ledger;
+  /** Called when recording a background hook's outcome fails (the caller already has its decision). */
+  onBackgroundError?: (error: unknown) => void;
+}
+
+/** Runs invocations against one hook set and records everything in the ledger. */
+export interface Runner {
+  readonly hookSet: HookSet;
+  /** The hook set's id in the ledger. */
+  readonly hookSetId: number;
+  /**
+   * Decides one invocation. The invocation is recorded `running` before any hook runs, and its
+   * final state with every foreground outcome is committed before this resolves. Throws
+   * InputError for a malformed invocation and LedgerError when the ledger cannot be written
+   * (callers deciding a guardrail point should then deny: see the README's failure policy).
+   */
+  run(input: InvocationInput | Invocation): Promise<Report>;
+  /** Background hooks queued or running. */
+  readonly backgroundPending: number;
+  /** Waits for background hooks (at most `deadlineMs`, default 5000), then stops. Does not close the ledger. */
+  close(options?: { deadlineMs?: number }): Promise<void>;
+}
+
+/** Validates an invocation from any source; the error names the field that is wrong. */
+export function parseInvocation(input: unknown, where = 'invocation'): Invocation {
+  const parsed = invocationSchema.safeParse(input);
+  if (!parsed.success) throw new InputError(`${where}: ${formatIssues(parsed.error)}`);
+  return normaliseInvocation(parsed.data);
+}
+
+/** Creates a runner for a hook set over an open ledger. */
+export function createRunner(options: RunnerOptions): Runner {
+  const { hookSet, ledger } = options;
+  const writer = new LedgerWriter(ledger);
+  const index = new HookIndex(hookSet);
+  const hookSetId = writer.hookSetId(hookSet);
+  const background = new BackgroundDispatcher(hookSet.backgroundConcurrency);
+  const reportBackgroundError = options.onBackgroundError ?? (() => {});
+
+  async function run(input: InvocationInput | Invocation): Promise<Report> {
+    const invocation = parseInvocation(input);
+    const startedAt = Date.now();
+    const t0 = process.hrtime.bigint();
+    const selection = index.select(invocation);
+    const invocationId = writer.begin(hookSetId, invocation, startedAt);
+
+    const pass = await runForegroundPass(selection.foreground, invocation, hookSet.strategy, { replay: false, invocationId });
+
+    const denied = pass.decision === 'deny';
+    const backgroundOutcomes: Outcome[] = selection.background.map((registration) => ({
+      ...blankOutcome(registration, invocation.point),
+      ...(denied ? { status: 'skipped' as const, skipReason: 'denied' as const, skippedBy: pass.decisiveHookId } : {}),
+    }));
+    const outcomes = [...pass.outcomes, ...backgroundOutcomes];
+    const durationUs = Number((process.hrtime.bigint() - t0) / 1000n);
+    const result = {
+      decision: pass.decision,
+      decisiveHookId: pass.decisiveHookId,
+      reasonCode: pass.reasonCode,
+      message: pass.message,
+      modifiedInput: pass.modifiedInput,
+      additionalContext: pass.additionalContext,
+      durationUs,
+    };
+    const pendingRowIds = writer.finish(invocationId, result, outcomes);
+
+    if (!denied) {
+      const ranCount = pass.outcomes.filter((o) => o.executionOrder !== null).length;
+      selection.background.forEach((registration, i) => {
+        const rowId = pendingRowIds[i]!;
+        const executionOrder = ranCount + i;
+        background.enqueue({
+          registration,
+          invocation: pass.finalInvocation,
+          invocationId,
+          outcome: backgroundOutcomes[i]!,
+          executionOrder,
+          replay: false,
+          onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
+          onDone: (outcome) => guard(() => writer.completeBackground(rowId, outcome)),
+        });
+      });
+    }
+
+    return {
+      invocationId,
+      hookSet: { id: hookSetId, name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint },
+      point: invocation.point,
+      ...result,
+      outcomes,
+      startedAt,
+    };
+  }
+
+  function guard(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      reportBackgroundError(error);
+    }
+  }
+
+  return {
+    hookSet,
+    hookSetId,
+    run,
+    get backgroundPending() {
+      return background.size;
+    },
+    close: (closeOptions) => background.drain(closeOptions?.deadlineMs ?? 5000),
+  };
+}
+

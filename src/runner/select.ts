@@ -1,0 +1,42 @@
+import type { HookSet, ResolvedHook } from '../domain/hooks.js';
+import type { Invocation } from '../domain/invocation.js';
+import { POINTS, type Point } from '../domain/points.js';
+
+/** A hook as registered at one point, with its stable position there. */
+export interface Registration {
+  hook: ResolvedHook;
+  /** Position among the hook set's hooks for this point, from 0, in registration order (matchers do not change it). */
+  registrationIndex: number;
+}
+
+/** Hooks that apply to one invocation, foreground sorted by (priority, registration index). */
+export interface Selection {
+  foreground: Registration[];
+  background: Registration[];
+}
+
+/** Per-point registrations, computed once per hook set rather than per invocation. */
+export class HookIndex {
+  private readonly byPoint = new Map<Point, Registration[]>();
+
+  constructor(hookSet: HookSet) {
+    for (const point of POINTS) {
+      const registrations = hookSet.hooks
+        .filter((hook) => hook.points.includes(point))
+        .map((hook, registrationIndex) => ({ hook, registrationIndex }));
+      this.byPoint.set(point, registrations);
+    }
+  }
+
+  /** DESIGN section 4 step 1: the point's hooks whose matcher matches; foreground in run order. */
+  select(invocation: Invocation): Selection {
+    const foreground: Registration[] = [];
+    const background: Registration[] = [];
+    for (const registration of this.byPoint.get(invocation.point) ?? []) {
+      if (!registration.hook.matches(invocation.point, invocation.toolName)) continue;
+      (registration.hook.mode === 'foreground' ? foreground : background).push(registration);
+    }
+    foreground.sort((a, b) => a.hook.priority - b.hook.priority || a.registrationIndex - b.registrationIndex);
+    return { foreground, background };
+  }
+}

@@ -1,0 +1,225 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import type { Invocation } from '../domain/invocation.js';
+import { readClaudeHookOutput, toClaudePayload, type ProcessOutput } from './claude-wire.js';
+import { HookExecutionFailure, type HookRuntime } from './types.js';
+
+/** stdout beyond this is discarded and the hook fails: a decision never needs a megabyte. */
+export const STDOUT_LIMIT_BYTES = 1024 * 1024;
+/** stderr is only kept for reasons and failure excerpts. */
+export const STDERR_LIMIT_BYTES = 64 * 1024;
+/**
+ * How long to wait for stdout/stderr to close after the hook process exited and its group
+ * was killed. Only a descendant that left the group (setsid) can hold them open that long.
+ */
+const STREAM_GRACE_MS = 100;
+const SHELL = '/bin/sh';
+
+/**
+ * Runs a hook as an external process speaking the Claude Code hook protocol: the payload
+ * as JSON on stdin, the answer in the exit code, stdout and stderr. Each hook gets its own
+ * process group so that the timeout, and the end of the hook, kill everything it started.
+ */
+export const commandRuntime: HookRuntime = {
+  async execute(hook, invocation, ctx) {
+    if (hook.runtime.kind !== 'command') throw new Error(`command runtime given a ${hook.runtime.kind} hook`);
+    const spec = hook.runtime;
+    const projectDir = invocation.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? null;
+    // Claude Code substitutes path placeholders literally in exec form, where no shell would expand them.
+    const expand = (value: string) => (projectDir === null ? value : value.replaceAll('${CLAUDE_PROJECT_DIR}', projectDir));
+    const [file, args] = spec.args === null ? [SHELL, ['-c', spec.command]] : [expand(spec.command), spec.args.map(expand)];
+
+    const cwd = await chooseCwd(spec.cwd, invocation, spec.command);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...spec.env,
+      HOOKLEDGER_HOOK_ID: hook.id,
+      HOOKLEDGER_REPLAY: ctx.replay ? '1' : '0',
+      ...(invocation.cwd !== null ? { CLAUDE_PROJECT_DIR: invocation.cwd } : {}),
+    };
+    let input: string;
+    try {
+      input = JSON.stringify(toClaudePayload(invocation, ctx));
+    } catch (error) {
+      throw new HookExecutionFailure('execution_failed', `could not serialise the invocation for "${spec.command}": ${(error as Error).message}`);
+    }
+
+    const output = await runProcess({ file, args, cwd, env, input, signal: ctx.signal, label: spec.command });
+    // A truncated stdout cannot be trusted as an answer; a crash is still reported as a crash.
+    if (output.stdoutOverflowed && (output.exitCode === 0 || output.exitCode === 2)) {
+      throw new HookExecutionFailure('invalid_result', 'stdout exceeded 1 MiB');
+    }
+    return readClaudeHookOutput(output, invocation.point, hook.id);
+  },
+};
+
+/**
+ * The hook's own cwd when configured (it must exist: a silent fallback would run the hook
+ * somewhere its author did not intend), else the agent's cwd when it exists on this machine
+ * (a replayed invocation may come from elsewhere), else ours.
+ */
+async function chooseCwd(hookCwd: string | null, invocation: Invocation, label: string): Promise<string> {
+  if (hookCwd !== null) {
+    if (!(await isDirectory(hookCwd))) {
+      throw new HookExecutionFailure('execution_failed', `could not start "${label}": cwd "${hookCwd}" is not a directory`);
+    }
+    return hookCwd;
+  }
+  if (invocation.cwd !== null && (await isDirectory(invocation.cwd))) return invocation.cwd;
+  return process.cwd();
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+interface RunOptions {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  input: string;
+  signal: AbortSignal;
+  /** The command as configured, for error messages. */
+  label: string;
+}
+
+interface RunResult extends ProcessOutput {
+  stdoutOverflowed: boolean;
+}
+
+/**
+ * Spawns the process in its own group, feeds it `input` and collects its capped output.
+ * Resolves once it has exited and its streams have closed (or the grace period passed);
+ * rejects with the signal's reason as soon as `signal` aborts, after killing the group.
+ */
+function runProcess(options: RunOptions): Promise<RunResult> {
+  const { signal } = options;
+  return new Promise<RunResult>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    let child: ChildProcess;
+    try {
+      child = spawn(options.file, options.args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (error) {
+      reject(startFailure(options.label, error));
+      return;
+    }
+    const stdin = child.stdin!;
+    const stdoutStream = child.stdout!;
+    const stderrStream = child.stderr!;
+    const stdout = new CappedSink(STDOUT_LIMIT_BYTES);
+    const stderr = new CappedSink(STDERR_LIMIT_BYTES);
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let openStreams = 2;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const releaseStreams = () => {
+      stdin.destroy();
+      stdoutStream.destroy();
+      stderrStream.destroy();
+    };
+    const settle = (action: () => void) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (graceTimer !== undefined) clearTimeout(graceTimer);
+      action();
+    };
+    const finishIfDone = () => {
+      if (exit === null || openStreams > 0) return;
+      const { code, signal: killedBy } = exit;
+      settle(() =>
+        resolve({ exitCode: code, signal: killedBy, stdout: stdout.text(), stderr: stderr.text(), stdoutOverflowed: stdout.overflowed }),
+      );
+    };
+    const onAbort = () => {
+      killGroup(child.pid);
+      releaseStreams();
+      settle(() => reject(abortReason(signal)));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    child.on('error', (error) => {
+      // Without a pid the process never started (ENOENT, EACCES ...); other errors are followed by 'exit'.
+      if (child.pid === undefined) settle(() => reject(startFailure(options.label, error)));
+    });
+    // A hook that exits without reading stdin makes our write fail with EPIPE; that is its right.
+    stdin.on('error', () => {});
+    stdoutStream.on('data', (chunk: Buffer) => stdout.push(chunk));
+    stderrStream.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const onStreamClosed = () => {
+      openStreams -= 1;
+      finishIfDone();
+    };
+    stdoutStream.on('close', onStreamClosed);
+    stderrStream.on('close', onStreamClosed);
+    child.on('exit', (code, killedBy) => {
+      exit = { code, signal: killedBy };
+      // Whatever the hook forked and left behind in its group must not outlive it.
+      killGroup(child.pid);
+      if (openStreams > 0) {
+        graceTimer = setTimeout(() => {
+          releaseStreams();
+          openStreams = 0;
+          finishIfDone();
+        }, STREAM_GRACE_MS);
+      }
+      finishIfDone();
+    });
+
+    stdin.end(options.input);
+  });
+}
+
+/** SIGKILL to the whole process group; best effort, the group may already be gone. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: nothing left to kill; EPERM: the id now belongs to someone else's group. Either
+    // way there is nothing more to do, and throwing from an event handler would crash us.
+  }
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('command hook aborted');
+}
+
+function startFailure(label: string, error: unknown): HookExecutionFailure {
+  const err = error as NodeJS.ErrnoException;
+  return new HookExecutionFailure('execution_failed', `could not start "${label}": ${err.code ?? err.message}`);
+}
+
+/** Collects up to `limit` bytes and keeps draining past it, so a chatty hook never blocks on a full pipe. */
+class CappedSink {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  overflowed = false;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.limit - this.size;
+    if (chunk.length > room) {
+      this.overflowed = true;
+      if (room <= 0) return;
+      chunk = chunk.subarray(0, room);
+    }
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+  }
+
+  /** Decoded once at the end so a multi-byte character split across chunks survives. */
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Tests spawn real processes and open real SQLite files; two workers suit the 2-core machines.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});

@@ -1,4 +1,2 @@
 #!/usr/bin/env node
-import { runCli } from '../dist/cli/main.js';
-
-runCli();
+import '../dist/cli/bin.js';

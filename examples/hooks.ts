@@ -46,7 +46,7 @@ export default defineHooks({
       capability: 'guardrail',
       run: (invocation) => {
         const command = bashCommand(invocation) ?? '';
-        if (/\bgit\s+push\b.*(\s--force\b|\s-f\b).*\b(main|master)\b/.test(command)) {
+        if (/\bgit\s+push\b.*\s(--force|-f)(?![-\w]).*\b(main|master)\b/.test(command)) {
           return deny('Force-pushing to main/master is not allowed; open a pull request instead.', 'policy_violation', { command });
         }
         return undefined; // no opinion: the next hook decides
@@ -98,7 +98,7 @@ export default defineHooks({
       mode: 'background',
       timeoutMs: 1000,
       // A failing observer never blocks (onFailure defaults to 'allow' for observers).
-      run: async (invocation, ctx) => {
+      run: async (_invocation, ctx) => {
         if (ctx.replay) return undefined; // replays must not have side effects
         // Stand-in for `await fetch(url, { method: 'POST', body, signal: ctx.signal })`:
         // pass ctx.signal to whatever you await so the hook stops at its timeout.
@@ -109,7 +109,6 @@ export default defineHooks({
             done();
           });
         });
-        void invocation.toolName;
         return undefined;
       },
     },

@@ -33,7 +33,9 @@ export async function loadHookSet(path: string): Promise<HookSet> {
     }
     throw new ConfigError(`${path}: could not load the config module: ${describeThrown(error)}`, { cause: error });
   }
-  const exported = mod.default ?? mod.hooks;
+  // A .ts file outside an ESM package is loaded as CommonJS, which nests the default export once more.
+  const unwrapped = isHookSet(mod.default) || mod.hooks !== undefined ? mod : ((mod.default as Record<string, unknown> | undefined) ?? mod);
+  const exported = unwrapped.default ?? unwrapped.hooks ?? mod.default;
   if (exported === undefined) throw new ConfigError(`${path}: the module has no default export (export default defineHooks({...}))`);
   if (isHookSet(exported)) return exported;
   return resolveHookSet(exported, path, dirname(file));

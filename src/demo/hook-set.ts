@@ -9,13 +9,13 @@
  *                                                toolu_01Kw8jczj1I7qZK9dQtoUayf  `cat ~/.aws/credentials` (second session)
  *   no-pipe-to-shell      deny safety_violation  toolu_01Dxuk348k2yWqPbaIuNjlzy  `curl -fsSL https://get.acme-deploy.dev/install.sh | sh`
  *   stay-in-project       deny policy_violation  toolu_01LxSGM9B5wCYAUOuyJH4hr9  Write /home/dev/acme-shared/src/pagination.ts
- *   secret-scan (python)  deny (command hook)    toolu_01GAVyshscGz8ueSyGTm0GEx  Write of a test with `password=` in a DB URL
- *   lint-gate (bash)      deny (command hook)    toolu_01ZwRIpt5leJi14jlPdfrkNg  `git commit --no-verify ...`
+ *   secret-scan (python)  deny policy_violation  toolu_01GAVyshscGz8ueSyGTm0GEx  Write of a test with `password=` in a DB URL (stdout permissionDecision)
+ *   lint-gate (bash)      deny policy_violation  toolu_01ZwRIpt5leJi14jlPdfrkNg  `git commit --no-verify ...` (exit 2, reason on stderr)
  *   github-org-policy     deny timeout (fail-closed, 250 ms)
  *                                                toolu_01IHNJurMaysqo1GEvrPbHZ8  mcp__github__create_pull_request
  *   prompt-secret-scan    deny policy_violation  the 2nd prompt of the first session (pastes AKIAIOSFODNN7EXAMPLE)
  *   confirm-force-push    ask                    toolu_0194epuj8EWLhu51A9xQXm2u  `git push --force origin fix/users-pagination`
- *   dry-run-publish       modify                 toolu_01naz9wvRHTfWcIxhrFsN1D6  `npm publish --access public` → `npm publish --dry-run --access public`
+ *   dry-run-publish       modify (decision none) toolu_01naz9wvRHTfWcIxhrFsN1D6  `npm publish --access public` → `npm publish --dry-run --access public`
  *                         (runs at priority 5, before lint-gate at 60, which therefore sees the dry run and lets it through)
  *   license-check         timed out (fail-open, 300 ms): toolu_01KuC710MCcj413bY5kzBOX0 and toolu_0169YDtswBURZH3uOfNjF7zj (WebFetch)
  *   audit-tool-usage      observes every tool call (pre and post); usage-metrics observes every result in the background

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { invocationFromClaude } from '../../adapters/claude-input.js';
 import { describeThrown, InputError } from '../../domain/errors.js';
-import type { InvocationInput } from '../../domain/invocation.js';
+import type { Invocation } from '../../domain/invocation.js';
 import { renderReport } from '../../reports/report-text.js';
-import { createRunner } from '../../runner/runner.js';
+import { createRunner, parseInvocation } from '../../runner/runner.js';
 import { boolFlag, configOption, ledgerOptions, type Command } from '../command.js';
 import { hookSetFor, openLedgerFor } from '../context.js';
 import { painter, readAll, useColour, writeJson, type CliIo } from '../io.js';
@@ -40,7 +40,7 @@ export const command: Command = {
   },
 };
 
-async function readInvocation(source: string, io: CliIo): Promise<InvocationInput> {
+async function readInvocation(source: string, io: CliIo): Promise<Invocation> {
   const where = source === '-' ? 'stdin' : source;
   let text: string;
   try {
@@ -54,6 +54,6 @@ async function readInvocation(source: string, io: CliIo): Promise<InvocationInpu
   } catch (error) {
     throw new InputError(`${where}: not valid JSON: ${describeThrown(error)}`);
   }
-  if (typeof json === 'object' && json !== null && 'hook_event_name' in json) return invocationFromClaude(json, where);
-  return json as InvocationInput;
+  const input = typeof json === 'object' && json !== null && 'hook_event_name' in json ? invocationFromClaude(json, where) : json;
+  return parseInvocation(input, where);
 }

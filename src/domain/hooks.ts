@@ -5,7 +5,7 @@ import { ConfigError } from './errors.js';
 import type { Invocation } from './invocation.js';
 import { CAPABILITIES, MODES, type Capability, type Mode } from './outcomes.js';
 import { pointSchema, TOOL_POINTS, type Point } from './points.js';
-import { formatIssues, type HookResultInput } from './results.js';
+import { formatIssues, issueMessage, type HookResultInput } from './results.js';
 
 /** What an in-process hook receives besides the invocation. */
 export interface HookContext {
@@ -318,7 +318,7 @@ function describeHookSetIssues(error: z.ZodError, definition: unknown): string {
     const hook = hooks?.[first.path[1]] as { id?: unknown } | undefined;
     const id = typeof hook?.id === 'string' && hook.id.trim() !== '' ? ` (id "${hook.id}")` : '';
     const field = first.path.slice(2).join('.') || '(hook)';
-    return `hooks[${first.path[1]}]${id}: ${field}: ${first.message}`;
+    return `hooks[${first.path[1]}]${id}: ${field}: ${issueMessage(first)}`;
   }
   return formatIssues(error);
 }

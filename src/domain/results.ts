@@ -111,9 +111,18 @@ export function formatIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((issue) => {
       const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
-      return `${path}: ${issue.message}`;
+      return `${path}: ${issueMessage(issue)}`;
     })
     .join('; ');
+}
+
+/** "Invalid input" says nothing: for a union, report what the first alternative objected to. */
+export function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_union') {
+    const inner = issue.errors.flat()[0];
+    if (inner) return inner.message;
+  }
+  return issue.message;
 }
 
 /** Builders for in-process hooks. */

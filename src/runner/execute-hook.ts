@@ -35,9 +35,11 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
   const elapsedUs = () => Number((process.hrtime.bigint() - t0) / 1000n);
   const ctx = { signal: controller.signal, replay: options.replay, hookId: hook.id, timeoutMs: hook.timeoutMs, invocationId: options.invocationId };
   try {
-    // Calling inside an async function turns a synchronous throw into a rejection.
-    const running = (async () => runtimeFor(hook).execute(hook, invocation, ctx))();
-    const value = await pTimeout(running, { milliseconds: hook.timeoutMs });
+    // In-process functions are called directly: most guardrails answer synchronously, and for
+    // them arming a timer and chaining promises would cost more than the hook itself. A
+    // synchronous hook cannot be interrupted anyway (that needs worker isolation).
+    const started = hook.runtime.kind === 'in_process' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
+    const value = isThenable(started) ? await pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs }) : started;
     const durationUs = elapsedUs();
     // A hook that returned because the runner shut down did not finish its work.
     if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
@@ -67,4 +69,8 @@ function safeParse(value: unknown): ReturnType<typeof parseHookResult> {
   } catch (error) {
     return { ok: false, issues: `result could not be read: ${describeThrown(error)}` };
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
 }

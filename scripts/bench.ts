@@ -1,0 +1,99 @@
+/**
+ * The run path: 5 foreground in-process hooks that allow, persisted, sequential invocations,
+ * against a baseline that writes the same rows with hand-written prepared statements and no
+ * runner logic, measured in the same run (alternating blocks, so machine noise hits both).
+ *
+ *   npm run bench                          # 3000 invocations each, synchronous=NORMAL
+ *   npm run bench -- --n 10000 --sync full
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineHooks } from '../src/domain/hooks.js';
+import { allow } from '../src/domain/results.js';
+import { openLedger, type Ledger } from '../src/ledger/open.js';
+import { createRunner } from '../src/runner/runner.js';
+import { flag, printTable, stats } from './bench-support.js';
+
+const N = Number(flag('n', '3000'));
+const SYNC = flag('sync', 'normal') as 'normal' | 'full';
+const BLOCK = 250;
+const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-'));
+
+const hookSet = defineHooks({
+  name: 'bench',
+  version: '1',
+  hooks: [1, 2, 3, 4, 5].map((i) => ({ id: `allow-${i}`, point: 'pre_tool_use', priority: i * 10, capability: 'guardrail' as const, run: () => allow() })),
+});
+const invocation = (i: number) => ({ point: 'pre_tool_use' as const, sessionId: 'bench', toolName: 'Bash', toolUseId: `toolu_${i}`, toolInput: { command: `echo ${i}` } });
+
+function open(name: string): Ledger {
+  return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
+}
+
+/** The same rows the runner writes, by hand: an insert before the hooks, one transaction after. */
+function baseline(ledger: Ledger) {
+  const s = ledger.sqlite;
+  s.prepare(`INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`).run();
+  const host = hostname();
+  const insertInvocation = s.prepare(
+    `INSERT INTO invocations (hook_set_id, point, event_name, session_id, turn, tool_name, tool_use_id, agent, cwd, input_json, invocation_json, raw_json, status, started_at, pid, host)
+     VALUES (1, 'pre_tool_use', NULL, ?, NULL, 'Bash', ?, NULL, NULL, ?, ?, NULL, 'running', ?, ?, ?)`,
+  );
+  const update = s.prepare(
+    `UPDATE invocations SET status = 'completed', decision = 'allow', decisive_hook_id = 'allow-1', reason_code = NULL, message = NULL, modified_input_json = NULL, context_json = NULL, finished_at = ?, duration_us = ? WHERE id = ?`,
+  );
+  const insertOutcome = s.prepare(
+    `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, execution_order, mode, capability, runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json, additional_context, failure_reason, failure_detail, skip_reason, skipped_by, timeout_ms, started_at, duration_us)
+     VALUES (?, ?, 'pre_tool_use', ?, ?, ?, 'foreground', 'guardrail', 'in_process', 'completed', 'allow', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 5000, ?, 1)`,
+  );
+  const finish = s.transaction((id: number) => {
+    update.run(Date.now(), 10, id);
+    for (let h = 0; h < 5; h++) insertOutcome.run(id, `allow-${h + 1}`, (h + 1) * 10, h, h, h === 0 ? 1 : 0, Date.now());
+  });
+  return async (i: number) => {
+    const inv = invocation(i);
+    const input = JSON.stringify(inv.toolInput);
+    const id = Number(insertInvocation.run(inv.sessionId, inv.toolUseId, input, JSON.stringify(inv), Date.now(), process.pid, host).lastInsertRowid);
+    finish.immediate(id);
+  };
+}
+
+async function main(): Promise<void> {
+  const runnerLedger = open('runner');
+  const baselineLedger = open('baseline');
+  const runner = createRunner({ hookSet, ledger: runnerLedger });
+  const cases: Record<string, (i: number) => Promise<unknown>> = {
+    'baseline (prepared statements)': baseline(baselineLedger),
+    'hookledger runner.run': (i) => runner.run(invocation(i)),
+  };
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+  const wall: Record<string, number> = Object.fromEntries(Object.keys(cases).map((k) => [k, 0]));
+  for (const fn of Object.values(cases)) for (let i = 0; i < 200; i++) await fn(-i - 1); // warm-up
+  for (let start = 0; start < N; start += BLOCK) {
+    for (const [name, fn] of Object.entries(cases)) {
+      const t0 = process.hrtime.bigint();
+      for (let i = start; i < Math.min(N, start + BLOCK); i++) {
+        const t = process.hrtime.bigint();
+        await fn(i);
+        samples[name]!.push(Number(process.hrtime.bigint() - t) / 1000);
+      }
+      wall[name]! += Number(process.hrtime.bigint() - t0) / 1e9;
+    }
+  }
+  await runner.close();
+  const base = stats(samples['baseline (prepared statements)']!);
+  console.log(`run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL`);
+  printTable(
+    ['case', 'n', 'p50 µs', 'p99 µs', 'inv/s', 'p50 ratio'],
+    Object.keys(cases).map((name) => {
+      const s = stats(samples[name]!);
+      return [name, s.n, s.p50.toFixed(1), s.p99.toFixed(1), Math.round(N / wall[name]!), (s.p50 / base.p50).toFixed(2)];
+    }),
+  );
+  runnerLedger.close();
+  baselineLedger.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+await main();

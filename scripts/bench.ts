@@ -1,11 +1,12 @@
 /**
- * The run path: 5 foreground in-process hooks that allow, persisted, sequential invocations,
- * against a baseline that writes the same rows with hand-written prepared statements and no
+ * The run path: 5 foreground in-process hooks that allow, persisted, sequential invocations
+ * (with what ships: tamper-evidence chain and default redaction), against a baseline that writes the same rows with hand-written prepared statements and no
  * runner logic, measured in the same run (alternating blocks, so machine noise hits both).
  *
  *   npm run bench                          # 3000 invocations each, synchronous=NORMAL
  *   npm run bench -- --n 10000 --sync full
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,8 +32,12 @@ function open(name: string): Ledger {
   return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
 }
 
-/** The same rows the runner writes, by hand: an insert before the hooks, one transaction after. */
-function baseline(ledger: Ledger) {
+/**
+ * The same rows the runner writes, by hand: an insert before the hooks, one transaction after.
+ * With `chain`, also the tamper-evidence row the runner appends (head read, sha-256 over the
+ * row values, insert), since that is one of the rows written per invocation.
+ */
+function baseline(ledger: Ledger, chain: boolean) {
   const s = ledger.sqlite;
   s.prepare(`INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`).run();
   const host = hostname();
@@ -47,24 +52,39 @@ function baseline(ledger: Ledger) {
     `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, execution_order, mode, capability, runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json, additional_context, failure_reason, failure_detail, skip_reason, skipped_by, timeout_ms, started_at, duration_us)
      VALUES (?, ?, 'pre_tool_use', ?, ?, ?, 'foreground', 'guardrail', 'in_process', 'completed', 'allow', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 5000, ?, 1)`,
   );
-  const finish = s.transaction((id: number) => {
-    update.run(Date.now(), 10, id);
-    for (let h = 0; h < 5; h++) insertOutcome.run(id, `allow-${h + 1}`, (h + 1) * 10, h, h, h === 0 ? 1 : 0, Date.now());
+  const head = s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw();
+  const insertLink = s.prepare('INSERT INTO chain (seq, kind, ref_id, prev_hash, hash, at, rows) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const finish = s.transaction((id: number, input: string, invocationJson: string) => {
+    const at = Date.now();
+    update.run(at, 10, id);
+    const values: unknown[] = [id, input, invocationJson, at];
+    for (let h = 0; h < 5; h++) {
+      const outcome = [id, `allow-${h + 1}`, (h + 1) * 10, h, h, h === 0 ? 1 : 0, at];
+      insertOutcome.run(...outcome);
+      values.push(...outcome);
+    }
+    if (chain) {
+      const [seq, prev] = (head.get() as [number, string] | undefined) ?? [0, '0'.repeat(64)];
+      const hash = createHash('sha256').update(`${prev}|${JSON.stringify(values)}`).digest('hex');
+      insertLink.run(seq + 1, 'invocation', id, prev, hash, at, '');
+    }
   });
   return async (i: number) => {
     const inv = invocation(i);
     const input = JSON.stringify(inv.toolInput);
     const id = Number(insertInvocation.run(inv.sessionId, inv.toolUseId, input, JSON.stringify(inv), Date.now(), process.pid, host).lastInsertRowid);
-    finish.immediate(id);
+    finish.immediate(id, input, JSON.stringify(inv));
   };
 }
 
 async function main(): Promise<void> {
   const runnerLedger = open('runner');
   const baselineLedger = open('baseline');
+  const chainLedger = open('baseline-chain');
   const runner = createRunner({ hookSet, ledger: runnerLedger });
   const cases: Record<string, (i: number) => Promise<unknown>> = {
-    'baseline (prepared statements)': baseline(baselineLedger),
+    'baseline (prepared statements)': baseline(baselineLedger, false),
+    'baseline + chain row': baseline(chainLedger, true),
     'hookledger runner.run': (i) => runner.run(invocation(i)),
   };
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
@@ -83,16 +103,18 @@ async function main(): Promise<void> {
   }
   await runner.close();
   const base = stats(samples['baseline (prepared statements)']!);
+  const chained = stats(samples['baseline + chain row']!);
   console.log(`run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL`);
   printTable(
-    ['case', 'n', 'p50 µs', 'p99 µs', 'inv/s', 'p50 ratio'],
+    ['case', 'n', 'p50 µs', 'p99 µs', 'inv/s', 'p50 vs baseline', 'p50 vs baseline+chain'],
     Object.keys(cases).map((name) => {
       const s = stats(samples[name]!);
-      return [name, s.n, s.p50.toFixed(1), s.p99.toFixed(1), Math.round(N / wall[name]!), (s.p50 / base.p50).toFixed(2)];
+      return [name, s.n, s.p50.toFixed(1), s.p99.toFixed(1), Math.round(N / wall[name]!), (s.p50 / base.p50).toFixed(2), (s.p50 / chained.p50).toFixed(2)];
     }),
   );
   runnerLedger.close();
   baselineLedger.close();
+  chainLedger.close();
   rmSync(dir, { recursive: true, force: true });
 }
 

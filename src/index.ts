@@ -54,3 +54,57 @@ export { explain } from './ledger/queries/explain.js';
 export type { Explanation } from './ledger/queries/explain.js';
 export { loadHookSet } from './config/load.js';
 export { invocationFromClaude } from './adapters/claude-input.js';
+
+// Claude Code: command-hook adapter, HTTP server, settings install/import (docs/claude-code.md).
+export { claudePayloadSchema, claudeEventNameOf } from './adapters/claude-input.js';
+export type { ClaudePayload } from './adapters/claude-input.js';
+export { claudeAnswer, internalFailureAnswer, claudeHttpBody, isBlockingEvent, decisionReason } from './adapters/claude-output.js';
+export type { ClaudeAnswer } from './adapters/claude-output.js';
+export { answerClaudePayload, decideClaudeCommand, resolveOnErrorPolicy } from './adapters/claude.js';
+export type { OnErrorPolicy, ClaudeOutcome } from './adapters/claude.js';
+export { createHookServer, resolveServerToken, DEFAULT_MAX_BODY_BYTES } from './adapters/server.js';
+export type { HookServer, HookServerOptions, ResolvedToken } from './adapters/server.js';
+export { importClaudeHooks, installHookledger, uninstallHookledger, hookledgerCommand, readSettings, writeSettings } from './adapters/claude-settings.js';
+export type { ImportResult, InstallResult, ClaudeSettings } from './adapters/claude-settings.js';
+
+// Reports (docs/reports.md).
+export { listDenials, groupDenials, DENIAL_GROUPS } from './ledger/queries/denials.js';
+export type { DenialRow, DenialPage, DenialGroup, DenialGroups, DenialGroupBy } from './ledger/queries/denials.js';
+export { listSessions, sessionTimeline, sessionSummary } from './ledger/queries/sessions.js';
+export type { SessionSummary, SessionPage, SessionTimeline, TimelineEvent } from './ledger/queries/sessions.js';
+export { hookHealth, DEFAULT_HEALTH_WINDOW_MS } from './ledger/queries/health.js';
+export type { HookHealth, HealthReport, HealthOptions } from './ledger/queries/health.js';
+export { exportRecords, writeExport, CSV_COLUMNS, EXPORT_FORMATS } from './ledger/queries/export.js';
+export type { ExportRecord, ExportFormat } from './ledger/queries/export.js';
+export { invocationFilterSchema, parseInvocationFilter, parseTimeBound } from './ledger/queries/filters.js';
+export type { InvocationFilter } from './ledger/queries/filters.js';
+export type { PageRequest } from './ledger/queries/paging.js';
+
+// Replay (docs/replay.md).
+export { replay, defaultConcurrency, DEFAULT_REPLAY_CONCURRENCY } from './replay/replay.js';
+export type { ReplayOptions, ReplayRunOutcome, ReplayProgress } from './replay/replay.js';
+export { listReplayRuns, getReplayRun, showReplayRun } from './ledger/queries/replay-runs.js';
+export type { ReplayRunSummary, ReplayRunDetail, HookSetRef } from './ledger/queries/replay-runs.js';
+export { CHANGE_KINDS, HOOK_CHANGE_KINDS } from './domain/replay.js';
+export type {
+  ChangeKind,
+  HookChange,
+  HookChangeKind,
+  HookState,
+  DecisionState,
+  ReplayResult,
+  ReplayResultDetail,
+  ReplayTotals,
+  ReplayRunStatus,
+} from './domain/replay.js';
+
+// Integrity: tamper-evidence chain, redaction, retention, legal holds (docs/integrity.md).
+export { verifyLedger, assertIntact, readAnchor, writeAnchor } from './ledger/verify.js';
+export type { VerifyReport, VerifyOptions, IntegrityProblem, Anchor, AnchorCheck } from './ledger/verify.js';
+export { redact, Redactor, DEFAULT_PATTERNS } from './ledger/redact.js';
+export type { RedactionConfig, Redacted } from './ledger/redact.js';
+export type { RedactConfig } from './domain/hooks.js';
+export { pruneLedger, parseCutoff } from './ledger/prune.js';
+export type { PruneOptions, PruneReport } from './ledger/prune.js';
+export { placeHold, releaseHold, listHolds } from './ledger/holds.js';
+export type { LegalHold } from './ledger/holds.js';

@@ -10,7 +10,10 @@ import type { CliIo } from './io.js';
 export function openLedgerFor(args: CommandArgs, io: CliIo, options: Partial<OpenLedgerOptions> = {}): Ledger {
   const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
   const synchronous = io.env.HOOKLEDGER_SYNC === 'full' ? 'full' : 'normal';
-  return openLedger({ path, createDirectory: isDefault, synchronous, ...options });
+  // How long to wait for another process's write lock; a malformed value keeps the default.
+  const busy = io.env.HOOKLEDGER_BUSY_TIMEOUT_MS;
+  const busyTimeoutMs = busy !== undefined && /^\d+$/.test(busy.trim()) ? Number(busy) : undefined;
+  return openLedger({ path, createDirectory: isDefault, synchronous, ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}), ...options });
 }
 
 /** Loads the hook set named by `--config` (else `HOOKLEDGER_CONFIG`). */

@@ -33,9 +33,9 @@ export async function loadHookSet(path: string): Promise<HookSet> {
     }
     throw new ConfigError(`${path}: could not load the config module: ${describeThrown(error)}`, { cause: error });
   }
+  let exported: unknown = mod.default ?? mod.hooks;
   // A .ts file outside an ESM package is loaded as CommonJS, which nests the default export once more.
-  const unwrapped = isHookSet(mod.default) || mod.hooks !== undefined ? mod : ((mod.default as Record<string, unknown> | undefined) ?? mod);
-  const exported = unwrapped.default ?? unwrapped.hooks ?? mod.default;
+  if (isRecord(exported) && !isHookSet(exported) && !Array.isArray(exported.hooks) && 'default' in exported) exported = exported.default;
   if (exported === undefined) throw new ConfigError(`${path}: the module has no default export (export default defineHooks({...}))`);
   if (isHookSet(exported)) return exported;
   return resolveHookSet(exported, path, dirname(file));
@@ -67,4 +67,8 @@ function loadJson(file: string): HookSet {
 
 function isHookSet(value: unknown): value is HookSet {
   return typeof value === 'object' && value !== null && typeof (value as HookSet).fingerprint === 'string' && Array.isArray((value as HookSet).hooks);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

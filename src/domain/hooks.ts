@@ -26,6 +26,10 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const FAILURE_POLICIES = ['deny', 'allow'] as const;
 export type FailurePolicy = (typeof FAILURE_POLICIES)[number];
 
+/** Where an in-process hook runs: this thread, or a worker thread it can be terminated in. */
+export const ISOLATIONS = ['main', 'worker'] as const;
+export type Isolation = (typeof ISOLATIONS)[number];
+
 const idSchema = z.string().trim().min(1, 'id must not be blank');
 
 const commandSchema = z.union([
@@ -76,6 +80,12 @@ export const declarativeHookSchema = z.strictObject(hookFieldsSchema);
 export const hookSchema = z.strictObject({
   ...hookFieldsSchema,
   run: z.custom<HookFunction>((v) => typeof v === 'function', 'run must be a function').optional(),
+  /**
+   * `worker` runs `run` in a worker thread, terminated at the timeout: the only way to stop a
+   * hook that blocks the event loop. The function is rebuilt there from its source text, so it
+   * must be self-contained (no closures over outer variables or imports). Default `main`.
+   */
+  isolation: z.enum(ISOLATIONS).optional(),
 });
 
 const defaultsSchema = z.strictObject({
@@ -85,6 +95,29 @@ const defaultsSchema = z.strictObject({
   capability: z.enum(CAPABILITIES).optional(),
 });
 
+/**
+ * What the ledger redacts before storing (docs/integrity.md). Hooks always see the original.
+ * `defaults` (true unless set to false) applies the built-in rules for common secrets.
+ */
+const redactSchema = z.strictObject({
+  defaults: z.boolean().optional(),
+  /** JSON paths replaced whole, relative to the invocation: `toolInput.env.API_TOKEN`, `*` one key, `**` any depth. */
+  paths: z.array(z.string().trim().min(1, 'a redaction path must not be blank')).optional(),
+  /** Regular expressions replaced in every string; named groups `pre`/`post` are kept. */
+  patterns: z
+    .array(
+      z.strictObject({
+        name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a pattern name is letters, digits, _, . or -'),
+        regex: z.string().min(1, 'regex must not be blank'),
+        flags: z.string().regex(/^[dgimsuyv]*$/, 'flags must be JavaScript regular expression flags').optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** A hook set's redaction configuration. */
+export type RedactConfig = z.output<typeof redactSchema>;
+
 const hookSetFields = {
   name: z.string().trim().min(1, 'name must not be blank'),
   version: z.union([z.string(), z.number()]).transform(String).optional(),
@@ -92,6 +125,8 @@ const hookSetFields = {
   defaults: defaultsSchema.optional(),
   /** Maximum background hooks running at once; more wait in a queue. Default 8. */
   backgroundConcurrency: z.number().int().positive().optional(),
+  /** Secrets to replace before anything is stored (built-in defaults apply when omitted). */
+  redact: redactSchema.optional(),
 };
 
 /** A JSON hook-set file (DESIGN section 8). */
@@ -109,7 +144,7 @@ export type HookSetDefinition = z.input<typeof hookSetSchema>;
 
 /** How a resolved hook is executed. */
 export type RuntimeSpec =
-  | { kind: 'in_process'; fn: HookFunction }
+  | { kind: 'in_process'; fn: HookFunction; isolation?: 'worker' }
   | { kind: 'command'; command: string; args: string[] | null; env: Record<string, string>; cwd: string | null }
   | { kind: 'http'; url: string; headers: Record<string, string> }
   | { kind: 'worker'; module: string; exportName: string };
@@ -141,6 +176,8 @@ export interface HookSet {
   fingerprint: string;
   /** Canonical declarative form (sorted keys), including each handler's source text or command. */
   canonical: string;
+  /** Redaction rules, when the hook set configures them; absent means the built-in defaults. */
+  redact?: RedactConfig;
 }
 
 export const DEFAULT_PRIORITY = 100;
@@ -194,6 +231,12 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
     if (runtimes !== 1) {
       throw new ConfigError(`${label}: needs exactly one of run, command, http or worker (has ${runtimes})`);
     }
+    if (hook.isolation !== undefined && hook.run === undefined) {
+      throw new ConfigError(`${label}: isolation: only an in-process hook (run) has an isolation; worker hooks always run in a worker thread`);
+    }
+    if (hook.isolation === 'worker' && /\{\s*\[native code\]\s*\}\s*$/.test(hook.run!.toString())) {
+      throw new ConfigError(`${label}: isolation: "worker" needs the function's source text, and run is a native or bound function`);
+    }
     const mode = hook.mode ?? defaults.mode ?? 'foreground';
     const capability = hook.capability ?? defaults.capability ?? 'observe';
     if (mode === 'background' && capability === 'guardrail') {
@@ -225,19 +268,21 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       runtime: resolveRuntime(hook, baseDir),
     };
   });
+  if (set.redact) validateRedactPatterns(set.redact, where);
   const resolved = {
     name: set.name,
     version: set.version ?? '0',
     strategy: set.strategy ?? 'deny_wins',
     backgroundConcurrency: set.backgroundConcurrency ?? DEFAULT_BACKGROUND_CONCURRENCY,
     hooks,
+    ...(set.redact ? { redact: set.redact } : {}),
   };
   const canonical = canonicalJson(canonicalForm(resolved));
   return { ...resolved, canonical, fingerprint: createHash('sha256').update(canonical).digest('hex') };
 }
 
 function resolveRuntime(hook: z.output<typeof hookSchema>, baseDir: string | undefined): RuntimeSpec {
-  if (hook.run) return { kind: 'in_process', fn: hook.run };
+  if (hook.run) return hook.isolation === 'worker' ? { kind: 'in_process', fn: hook.run, isolation: 'worker' } : { kind: 'in_process', fn: hook.run };
   if (hook.command !== undefined) {
     if (typeof hook.command === 'string') return { kind: 'command', command: hook.command, args: null, env: {}, cwd: null };
     return {
@@ -263,6 +308,8 @@ function resolveRuntime(hook: z.output<typeof hookSchema>, baseDir: string | und
  */
 function canonicalForm(set: Omit<HookSet, 'fingerprint' | 'canonical'>): unknown {
   return {
+    // Only named when configured, so hook sets written before redaction keep their fingerprints.
+    ...(set.redact ? { redact: set.redact } : {}),
     name: set.name,
     version: set.version,
     strategy: set.strategy,
@@ -284,7 +331,8 @@ function canonicalForm(set: Omit<HookSet, 'fingerprint' | 'canonical'>): unknown
 function canonicalRuntime(runtime: RuntimeSpec): unknown {
   switch (runtime.kind) {
     case 'in_process':
-      return { kind: runtime.kind, source: runtime.fn.toString() };
+      // Isolation is only named when set, so hook sets written before it keep their fingerprints.
+      return { kind: runtime.kind, source: runtime.fn.toString(), ...(runtime.isolation === 'worker' ? { isolation: 'worker' } : {}) };
     case 'command':
       return { kind: runtime.kind, command: runtime.command, args: runtime.args, env: runtime.env, cwd: runtime.cwd };
     case 'http':
@@ -297,6 +345,21 @@ function canonicalRuntime(runtime: RuntimeSpec): unknown {
       };
     case 'worker':
       return { kind: runtime.kind, module: runtime.module, export: runtime.exportName };
+  }
+}
+
+function validateRedactPatterns(redact: RedactConfig, where: string): void {
+  for (const [i, pattern] of (redact.patterns ?? []).entries()) {
+    let regex: RegExp;
+    try {
+      regex = new RegExp(pattern.regex, pattern.flags);
+    } catch (error) {
+      throw new ConfigError(`${where}: redact.patterns[${i}] ("${pattern.name}"): regex is not a valid regular expression (${(error as Error).message})`);
+    }
+    if (regex.test('')) throw new ConfigError(`${where}: redact.patterns[${i}] ("${pattern.name}"): regex matches the empty string`);
+  }
+  for (const [i, path] of (redact.paths ?? []).entries()) {
+    if (path.split('.').some((s) => s.trim() === '')) throw new ConfigError(`${where}: redact.paths[${i}]: "${path}" has an empty segment`);
   }
 }
 

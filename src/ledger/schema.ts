@@ -68,6 +68,20 @@ export const invocations = sqliteTable(
     index('invocations_decision').on(t.decision, t.id),
     index('invocations_started_at').on(t.startedAt),
     index('invocations_running').on(t.status).where(sql`status = 'running'`),
+    // Report filters (denials, sessions, export, replay) walk invocations in id order; each
+    // filter column has an index ending in id so that a page is a range read, not a sort.
+    index('invocations_tool').on(t.toolName, t.id),
+    index('invocations_point').on(t.point, t.id),
+    index('invocations_hook_set').on(t.hookSetId, t.id),
+    index('invocations_decisive_hook').on(t.decisiveHookId, t.id).where(sql`decisive_hook_id IS NOT NULL`),
+    index('invocations_reason').on(t.reasonCode, t.id).where(sql`reason_code IS NOT NULL`),
+    // Denials are a few percent of invocations: these partial indexes hold only them, so a
+    // filtered page of denials reads exactly its rows however rare the filter value is.
+    index('invocations_deny_tool').on(t.toolName, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_point').on(t.point, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_hook').on(t.decisiveHookId, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_hook_set').on(t.hookSetId, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_session').on(t.sessionId, t.id).where(sql`decision = 'deny'`),
   ],
 );
 
@@ -99,13 +113,18 @@ export const outcomes = sqliteTable(
     failureDetail: text('failure_detail'),
     skipReason: text('skip_reason'),
     skippedBy: text('skipped_by'),
+    /** JSON list of the paths (message, payload.token ...) redaction replaced in this outcome before storage. */
+    redactionsJson: text('redactions_json'),
     timeoutMs: integer('timeout_ms').notNull(),
     startedAt: integer('started_at'),
     durationUs: integer('duration_us'),
   },
   (t) => [
     index('outcomes_invocation').on(t.invocationId),
-    index('outcomes_hook').on(t.hookId, t.startedAt),
+    // Hook health reads only this index: ordered by duration within a hook, so a percentile is
+    // the k-th entry in the window with no sort; the other columns make it covering.
+    index('outcomes_health').on(t.hookId, t.durationUs, t.startedAt, t.status, t.decision, t.failureReason, t.decisive),
+    index('outcomes_skipped').on(t.hookId, t.invocationId).where(sql`status = 'skipped'`),
     index('outcomes_pending').on(t.status).where(sql`status = 'pending'`),
   ],
 );
@@ -124,6 +143,11 @@ export const replayRuns = sqliteTable('replay_runs', {
   finishedAt: integer('finished_at'),
   /** JSON object of totals by change kind. */
   totalsJson: text('totals_json').notNull(),
+  /** JSON object of how the run was made: concurrency, background hooks run or not, batch size. */
+  optionsJson: text('options_json').notNull().default('{}'),
+  /** The replaying process, so that a later replay can mark a run whose process died as incomplete. */
+  pid: integer('pid'),
+  host: text('host'),
 });
 
 /** One replayed invocation: old and new decision and what changed. */
@@ -147,3 +171,47 @@ export const replayResults = sqliteTable(
   },
   (t) => [index('replay_results_run').on(t.runId, t.change)],
 );
+
+/**
+ * The tamper-evidence chain: one link per committed record, in commit order. Each link's hash
+ * covers the previous link's hash and a digest of the record's stored columns, so editing,
+ * inserting or deleting a record outside hookledger breaks the chain (see ledger/integrity.ts).
+ * `seq` is assigned inside the committing IMMEDIATE transaction: several writer processes
+ * produce one chain.
+ */
+export const chain = sqliteTable(
+  'chain',
+  {
+    seq: integer('seq').primaryKey(),
+    /** invocation (an invocation with its outcomes), background (a completed background outcome), checkpoint (a prune). */
+    kind: text('kind').notNull(),
+    /** invocations.id, outcomes.id or prune_checkpoints.id, by kind. */
+    refId: integer('ref_id').notNull(),
+    prevHash: text('prev_hash').notNull(),
+    hash: text('hash').notNull(),
+    at: integer('at').notNull(),
+    /** A 32-bit check per row (diagnosis only: lets verify name the row that changed; not trusted). */
+    rows: text('rows').notNull(),
+  },
+  (t) => [uniqueIndex('chain_ref').on(t.kind, t.refId)],
+);
+
+/** Sessions that `prune` must keep (legal hold). */
+export const legalHolds = sqliteTable('legal_holds', {
+  sessionId: text('session_id').primaryKey(),
+  reason: text('reason').notNull(),
+  heldBy: text('held_by').notNull(),
+  createdAt: integer('created_at').notNull(),
+});
+
+/** One prune batch: what it removed, so that verify accepts the gaps it left in the chain. */
+export const pruneCheckpoints = sqliteTable('prune_checkpoints', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  at: integer('at').notNull(),
+  /** The cutoff: invocations started before it (ms) were removed. */
+  before: integer('before').notNull(),
+  invocations: integer('invocations').notNull(),
+  outcomes: integer('outcomes').notNull(),
+  /** JSON array of [firstSeq, lastSeq, hashOfLastSeq] for each run of removed chain links. */
+  removedJson: text('removed_json').notNull(),
+});

@@ -7,6 +7,10 @@ export function describeSqliteError(error: unknown): string {
       return `the database is locked by another process (${message}); retry, or raise the busy timeout`;
     case 'SQLITE_READONLY':
       return `the database is read-only (${message}); check the file's permissions`;
+    case 'SQLITE_READONLY_DIRECTORY':
+      return `the database's directory is read-only (${message}); the ledger needs to create its -wal and -shm files there`;
+    case 'SQLITE_IOERR_WRITE':
+      return `could not write to the disk (${message}); the disk may be full or a file-size limit reached`;
     case 'SQLITE_FULL':
       return `the disk is full (${message})`;
     case 'SQLITE_CANTOPEN':

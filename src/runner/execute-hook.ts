@@ -1,10 +1,10 @@
 import pTimeout, { TimeoutError } from 'p-timeout';
-import { describeThrown } from '../domain/errors.js';
 import type { ResolvedHook } from '../domain/hooks.js';
 import type { Invocation } from '../domain/invocation.js';
 import type { FailureReason } from '../domain/outcomes.js';
 import { parseHookResult, type HookResult } from '../domain/results.js';
 import { runtimeFor } from '../runtimes/index.js';
+import { describeHostile, exceedsJsonLimit, RESULT_LIMIT_DETAIL } from '../runtimes/result-limit.js';
 import { HookExecutionFailure } from '../runtimes/types.js';
 
 const SHUTDOWN_DETAIL = 'stopped when the runner closed before it finished (close deadline reached)';
@@ -38,13 +38,16 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
     // In-process functions are called directly: most guardrails answer synchronously, and for
     // them arming a timer and chaining promises would cost more than the hook itself. A
     // synchronous hook cannot be interrupted anyway (that needs worker isolation).
-    const started = hook.runtime.kind === 'in_process' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
+    const started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
     const value = isThenable(started) ? await pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs }) : started;
     const durationUs = elapsedUs();
     // A hook that returned because the runner shut down did not finish its work.
     if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+    if (exceedsJsonLimit(value)) return { ok: false, failureReason: 'invalid_result', detail: RESULT_LIMIT_DETAIL, startedAt, durationUs };
     const parsed = safeParse(value);
     if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
+    const unsendable = parsed.result.decision === 'modify' ? notJson(parsed.result.input) : null;
+    if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
     return { ok: true, result: parsed.result, startedAt, durationUs };
   } catch (error) {
     const durationUs = elapsedUs();
@@ -56,9 +59,22 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
     if (controller.signal.aborted) {
       return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
     }
-    return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeThrown(error)}`, startedAt, durationUs };
+    return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };
   } finally {
     options.signal?.removeEventListener('abort', onOuterAbort);
+  }
+}
+
+/**
+ * A modify's input goes to the next hooks and back to the agent as JSON, so it must be JSON
+ * (a cycle or a BigInt would only fail later, far from the hook that caused it). Payloads
+ * are only stored, where the ledger records an unserialisable one as a description.
+ */
+function notJson(value: unknown): string | null {
+  try {
+    return JSON.stringify(value) === undefined ? 'the replacement input is not a JSON value' : null;
+  } catch (error) {
+    return `the replacement input is not JSON-serialisable (${describeHostile(error)})`;
   }
 }
 
@@ -67,7 +83,7 @@ function safeParse(value: unknown): ReturnType<typeof parseHookResult> {
   try {
     return parseHookResult(value);
   } catch (error) {
-    return { ok: false, issues: `result could not be read: ${describeThrown(error)}` };
+    return { ok: false, issues: `result could not be read: ${describeHostile(error)}` };
   }
 }
 

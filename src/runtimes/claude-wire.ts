@@ -43,7 +43,7 @@ export { pointForClaudeEvent as claudeEventToPoint } from '../domain/points.js';
  * the point name itself (hookledger-only points such as `pre_llm_request`).
  */
 export function claudeEventName(invocation: Invocation): string {
-  if (invocation.agent === 'claude-code' && invocation.eventName) return invocation.eventName;
+  if (invocation.agent?.startsWith('claude-code') && invocation.eventName) return invocation.eventName;
   return POINT_CLAUDE_EVENTS[invocation.point] ?? invocation.point;
 }
 
@@ -81,7 +81,7 @@ export function toClaudePayload(invocation: Invocation, ctx: RuntimeContext): Re
 function isClaudeRaw(invocation: Invocation): boolean {
   const raw = invocation.raw;
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return false;
-  return invocation.agent === 'claude-code' || typeof (raw as Record<string, unknown>).hook_event_name === 'string';
+  return invocation.agent?.startsWith('claude-code') || typeof (raw as Record<string, unknown>).hook_event_name === 'string';
 }
 
 // ---------------------------------------------------------------------------------------

@@ -60,8 +60,8 @@ describe('command hooks through the runner', () => {
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'timeout', decisiveHookId: 'hang' });
     expect(report.outcomes[0]).toMatchObject({ status: 'timed_out', failureReason: 'timeout', timeoutMs: 400 });
     expect(report.outcomes[0]!.durationUs).toBeGreaterThanOrEqual(390_000);
-    expect(report.outcomes[0]!.durationUs).toBeLessThan(1_500_000);
+    expect(report.outcomes[0]!.durationUs).toBeLessThan(10_000_000);
     const [pid, pgid, child] = readFileSync(pidFile, 'utf8').trim().split(' ').map(Number) as [number, number, number];
-    expect(await eventually(() => groupGone(pgid) && processGone(pid) && processGone(child), 2000)).toBe(true);
+    expect(await eventually(() => groupGone(pgid) && processGone(pid) && processGone(child), 5000)).toBe(true);
   });
 });

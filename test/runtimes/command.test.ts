@@ -9,6 +9,7 @@ import { httpRuntime } from '../../src/runtimes/http.js';
 import { inProcessRuntime } from '../../src/runtimes/in-process.js';
 import { runtimeFor } from '../../src/runtimes/index.js';
 import { HookExecutionFailure } from '../../src/runtimes/types.js';
+import { workerRuntime } from '../../src/runtimes/worker.js';
 import { eventually, fixture, groupGone, makeContext, makeHook, makeInvocation, processGone, rejectionOf } from './helpers.js';
 
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'hookledger-command-')));
@@ -180,12 +181,12 @@ describe('commandRuntime: process lifetime', () => {
 });
 
 describe('runtimeFor', () => {
-  it('picks the runtime by kind and refuses worker hooks for now', () => {
+  it('picks the runtime by kind, and by isolation for in-process hooks', () => {
     expect(runtimeFor(makeHook({ command: 'true' }))).toBe(commandRuntime);
     expect(runtimeFor(makeHook({ http: 'http://127.0.0.1:1/' }))).toBe(httpRuntime);
     expect(runtimeFor(makeHook({ run: () => undefined }))).toBe(inProcessRuntime);
-    const worker = makeHook({ worker: { module: '/tmp/hook.js' } });
-    expect(() => runtimeFor(worker)).toThrow(HookExecutionFailure);
-    expect(() => runtimeFor(worker)).toThrow('worker isolation is not available yet');
+    expect(runtimeFor(makeHook({ run: () => undefined, isolation: 'main' }))).toBe(inProcessRuntime);
+    expect(runtimeFor(makeHook({ run: () => undefined, isolation: 'worker' }))).toBe(workerRuntime);
+    expect(runtimeFor(makeHook({ worker: { module: '/tmp/hook.js' } }))).toBe(workerRuntime);
   });
 });

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { InputError } from '../../domain/errors.js';
+import type { Ledger } from '../open.js';
+import { prepared } from '../statements.js';
 import { pointSchema } from '../../domain/points.js';
 import { DECISIONS, formatIssues, reasonCodeSchema } from '../../domain/results.js';
 
@@ -85,4 +87,84 @@ export function filterToSql(filter: InvocationFilter, extra: string[] = [], extr
   conditions.push(...extra);
   params.push(...extraParams);
   return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
+}
+
+/**
+ * Like `filterToSql`, for queries that walk invocations in id order (paging newest first,
+ * timelines, export, replay): the same rows, written so that SQLite reads them through an
+ * index ending in id instead of sorting. Three rewrites, each measured on a 1M ledger:
+ * - a time bound alone would let SQLite pick the `started_at` index and then sort the whole
+ *   range by id; instead the bounds become the exact id range holding the matching rows
+ *   (min and max id over the `started_at` index range, a covering read), and the time
+ *   condition stays, with `+` so that it filters without choosing an index;
+ * - a session is the narrowest selection there is (hundreds of rows), so with a session the
+ *   other columns filter with `+` and cannot pull the plan onto a million-row index;
+ * - a hook-set name or fingerprint is resolved to ids first; one id is an indexed equality,
+ *   several (versions of one name) filter rows read in id order, never `IN (...)` + sort.
+ */
+export function orderedFilterSql(
+  ledger: Ledger,
+  filter: InvocationFilter,
+  extra: string[] = [],
+  extraParams: (string | number)[] = [],
+  /** Reuse the id range of a time window across the queries of one report (e.g. 50 session summaries). */
+  memo?: Map<string, IdRange>,
+): SqlCondition {
+  const conditions: string[] = [];
+  const params: (string | number)[] = [];
+  const add = (condition: string, ...values: (string | number)[]) => {
+    conditions.push(condition);
+    params.push(...values);
+  };
+  const empty = { where: 'WHERE 0', params: [] };
+  const bySession = filter.sessionId !== undefined;
+  const other = bySession ? '+' : '';
+  if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);
+  if (filter.toolName !== undefined) add(`${other}i.tool_name = ?`, filter.toolName);
+  if (filter.hookId !== undefined) add(`${other}i.decisive_hook_id = ?`, filter.hookId);
+  if (filter.reasonCode !== undefined) add(`${other}i.reason_code = ?`, filter.reasonCode);
+  if (filter.point !== undefined) add(`${other}i.point = ?`, filter.point);
+  if (filter.decision !== undefined) add(`${other}i.decision = ?`, filter.decision);
+  if (filter.hookSet !== undefined) {
+    const ids = hookSetIds(ledger, filter.hookSet);
+    if (ids.length === 0) return empty;
+    if (ids.length === 1) add(`${other}i.hook_set_id = ?`, ids[0]!);
+    else add(`+i.hook_set_id IN (${ids.map(() => '?').join(', ')})`, ...ids);
+  }
+  if (filter.since !== undefined || filter.until !== undefined) {
+    const key = `${filter.since}:${filter.until}`;
+    let bounds = memo?.get(key);
+    if (!bounds) {
+      bounds = prepared<[number, number], IdRange>(
+        ledger,
+        'SELECT min(id) AS lo, max(id) AS hi FROM invocations WHERE started_at >= ? AND started_at < ?',
+      ).get(filter.since ?? Number.MIN_SAFE_INTEGER, filter.until ?? Number.MAX_SAFE_INTEGER)!;
+      memo?.set(key, bounds);
+    }
+    if (bounds.lo === null || bounds.hi === null) return empty;
+    add('i.id >= ? AND i.id <= ?', bounds.lo, bounds.hi);
+    if (filter.since !== undefined) add('+i.started_at >= ?', filter.since);
+    if (filter.until !== undefined) add('+i.started_at < ?', filter.until);
+  }
+  conditions.push(...extra);
+  params.push(...extraParams);
+  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
+}
+
+/** The ids of the invocations that started in a time window (null when none did). */
+export interface IdRange {
+  lo: number | null;
+  hi: number | null;
+}
+
+/** The ids of the hook sets a `hookSet` filter names: by name, or by fingerprint (prefix of 6+ hex characters). */
+export function hookSetIds(ledger: Ledger, nameOrFingerprint: string): number[] {
+  const prefix = nameOrFingerprint.toLowerCase();
+  const byFingerprint = /^[0-9a-f]{6,64}$/.test(prefix);
+  return prepared<[string, number, string, string], number>(
+    ledger,
+    `SELECT id FROM hook_sets WHERE name = ? OR (? AND fingerprint >= ? AND fingerprint < ? || 'g') ORDER BY id`,
+  )
+    .pluck()
+    .all(nameOrFingerprint, byFingerprint ? 1 : 0, prefix, prefix);
 }

@@ -1,0 +1,228 @@
+/**
+ * Claude Code integration benchmark (not a timed test): prints one table, measured side by
+ * side in one run on this machine.
+ *
+ *   npm run bench:claude                      (= node --import tsx scripts/bench-claude.ts)
+ *   BENCH_RUNS=40 BENCH_REQUESTS=4000 npm run bench:claude
+ *
+ * (a) `hookledger claude` per event (a process per event, as Claude Code starts it), wall
+ *     time p50/p99 against `node -e 0`: from the compiled files (what `npm run build` makes),
+ *     from the esbuild bundle (scripts/build-bundle.ts), with a .js config and a .ts config.
+ * (b) `hookledger serve`: round trip of a PreToolUse event through POST /claude with 3
+ *     hooks, at 1 and at 16 concurrent clients (keep-alive), p50/p99 and invocations/s.
+ * (c) the same 3 hooks as Claude Code command hooks: a Node process per hook, run in
+ *     parallel as Claude Code does.
+ *
+ * Everything is built into a temporary directory (esbuild, no type check), so the bench
+ * never touches dist/. Runs are interleaved so that machine noise hits every row alike.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
+const TOKEN = 'bench-token-0123456789abcdef0123';
+const PAYLOAD = readFileSync('/work/shared/fixtures/claude-code/01-pretooluse-bash-rm.json', 'utf8');
+
+// ---------------------------------------------------------------------------------------
+// Build
+// ---------------------------------------------------------------------------------------
+
+const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-'));
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+async function prepare(): Promise<void> {
+  // The compiled layout `npm run build` produces (dist/ beside migrations/), via esbuild.
+  await build({ entryPoints: tsFiles(join(root, 'src')), outdir: join(work, 'dist'), outbase: join(root, 'src'), platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+  await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.mjs'));
+  cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
+  writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
+
+  const hookBody = `
+    (inv) => String(inv.toolInput?.command ?? '').includes('rm -rf') ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' } : undefined,
+    () => undefined,
+    () => undefined`;
+  const hooks = `[
+    { id: 'no-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, run: HOOKS[0] },
+    { id: 'no-secrets', point: 'pre_tool_use', match: 'Bash|Write|Edit', capability: 'guardrail', priority: 20, run: HOOKS[1] },
+    { id: 'audit', point: 'pre_tool_use', priority: 0, run: HOOKS[2] },
+  ]`;
+  // Observers run first here so all three hooks run before the deny ends the pass.
+  writeFileSync(join(work, 'hooks.js'), `const HOOKS = [${hookBody}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${hooks} };\n`);
+  writeFileSync(join(work, 'hooks.ts'), `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${hookBody.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${hooks} };\n`);
+  // (c): each hook as its own Claude Code command hook (Node, reading stdin).
+  for (const [i, logic] of ['p.tool_input?.command?.includes("rm -rf") ? 2 : 0', '0', '0'].entries()) {
+    writeFileSync(
+      join(work, `cc-hook-${i}.mjs`),
+      `let s='';process.stdin.on('data',c=>s+=c).on('end',()=>{const p=JSON.parse(s);const code=${logic};if(code===2)process.stderr.write('no rm -rf');process.exit(code);});\n`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Measure
+// ---------------------------------------------------------------------------------------
+
+interface Row {
+  label: string;
+  samples: number[];
+  note?: string;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+/** Wall time of one process from spawn to exit, ms. */
+function timeProcess(cmd: string, args: string[], input: string | null): Promise<{ ms: number; code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const child = spawn(cmd, args, { cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.resume();
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, code, stdout }));
+    child.stdin.on('error', () => {});
+    child.stdin.end(input ?? '');
+  });
+}
+
+async function perEventRows(): Promise<Row[]> {
+  const db = join(work, 'per-event.db');
+  const node = process.execPath;
+  const cases: { label: string; run: () => Promise<number>; note?: string }[] = [
+    { label: 'node -e 0 (baseline)', run: async () => (await timeProcess(node, ['-e', '0'], null)).ms },
+    {
+      label: 'claude, compiled dist, .js config',
+      run: () => checked(node, [join(work, 'dist/cli/bin.js'), 'claude', '--config', 'hooks.js', '--db', db]),
+    },
+    {
+      label: 'claude, bundle, .js config',
+      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.js', '--db', db]),
+    },
+    {
+      label: 'claude, bundle, .ts config (tsx)',
+      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.ts', '--db', db]),
+    },
+    {
+      label: 'Claude Code: 1 hook = 1 node process',
+      run: async () => (await timeProcess(node, [join(work, 'cc-hook-1.mjs')], PAYLOAD)).ms,
+    },
+    {
+      label: 'Claude Code: 3 hooks, 3 processes in parallel',
+      run: async () => {
+        const t0 = process.hrtime.bigint();
+        await Promise.all([0, 1, 2].map((i) => timeProcess(node, [join(work, `cc-hook-${i}.mjs`)], PAYLOAD)));
+        return Number(process.hrtime.bigint() - t0) / 1e6;
+      },
+    },
+  ];
+  const rows: Row[] = cases.map((c) => ({ label: c.label, samples: [] }));
+  // Warm the file cache and create the ledger once.
+  for (const c of cases) await c.run();
+  for (let r = 0; r < RUNS; r += 1) {
+    for (const [i, c] of cases.entries()) rows[i]!.samples.push(await c.run());
+  }
+  return rows;
+}
+
+/** Runs the adapter and checks it really denied, so a broken build cannot post a fast time. */
+async function checked(cmd: string, args: string[]): Promise<number> {
+  const { ms, code, stdout } = await timeProcess(cmd, args, PAYLOAD);
+  if (code !== 0 || !stdout.includes('"permissionDecision":"deny"') || stdout.includes('could not decide')) {
+    throw new Error(`${relative(work, args[0]!)} did not deny (exit ${code}): ${stdout.slice(0, 300)}`);
+  }
+  return ms;
+}
+
+async function serveRows(): Promise<Row[]> {
+  const child = spawn(process.execPath, [join(work, 'dist/cli/bin.js'), 'serve', '--config', 'hooks.js', '--db', join(work, 'serve.db'), '--port', '0', '--json', '--token', TOKEN], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('\n')) resolve(JSON.parse(out.split('\n')[0]!));
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const body = Buffer.from(PAYLOAD);
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const t0 = process.hrtime.bigint();
+      const req = request(
+        { host: '127.0.0.1', port, path: '/claude', method: 'POST', agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': body.length } },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => {
+            if (res.statusCode !== 200 || !text.includes('"deny"')) reject(new Error(`serve answered ${res.statusCode}: ${text.slice(0, 200)}`));
+            else resolve(Number(process.hrtime.bigint() - t0) / 1e6);
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const rows: Row[] = [];
+  try {
+    for (let i = 0; i < 200; i += 1) await once(); // warm-up: JIT, page cache, keep-alive sockets
+    for (const clients of [1, 16]) {
+      const samples: number[] = [];
+      const t0 = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          for (let i = 0; i < Math.ceil(REQUESTS / clients); i += 1) samples.push(await once());
+        }),
+      );
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      rows.push({ label: `serve POST /claude, ${clients} client${clients > 1 ? 's' : ''}`, samples, note: `${Math.round(samples.length / seconds)} inv/s` });
+    }
+  } finally {
+    agent.destroy();
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.on('exit', resolve));
+  }
+  return rows;
+}
+
+function render(rows: Row[], baseline: number): string {
+  const lines = [
+    `| ${'what'.padEnd(46)} | ${'p50 ms'.padStart(7)} | ${'p99 ms'.padStart(7)} | ${'p50 / node -e 0'.padStart(15)} | note`,
+    `|${'-'.repeat(48)}|${'-'.repeat(9)}|${'-'.repeat(9)}|${'-'.repeat(17)}|------`,
+  ];
+  for (const row of rows) {
+    const sorted = [...row.samples].sort((a, b) => a - b);
+    const p50 = percentile(sorted, 50);
+    lines.push(
+      `| ${row.label.padEnd(46)} | ${p50.toFixed(2).padStart(7)} | ${percentile(sorted, 99).toFixed(2).padStart(7)} | ${`${(p50 / baseline).toFixed(2)}x`.padStart(15)} | ${row.note ?? `n=${row.samples.length}`}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+await prepare();
+const perEvent = await perEventRows();
+const served = await serveRows();
+const baseline = percentile([...perEvent[0]!.samples].sort((a, b) => a - b), 50);
+const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
+process.stdout.write(`hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${load}, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n\n`);
+process.stdout.write(`${render([...perEvent, ...served], baseline)}\n`);

@@ -1,0 +1,189 @@
+/**
+ * What tamper evidence (a chain link per committed record) and redaction cost on the write
+ * path, and how fast verify and prune run. Sequential invocations with 5 allowing in-process
+ * guardrails and a Claude Code PreToolUse payload kept as `raw` (so redaction walks a realistic
+ * value), in alternating blocks so machine noise hits every configuration alike:
+ *
+ *   baseline          the same rows written with hand-written prepared statements, no runner
+ *   plain             the runner's path with chaining and redaction off
+ *   chain             + a chain link in the commit transaction
+ *   redact            + redaction with the built-in rules (no chain)
+ *   chain+redact      both: what ships (the LedgerWriter defaults)
+ *   createRunner      the public runner, for reference (same as chain+redact)
+ *
+ *   npx tsx scripts/bench-integrity.ts                 # 3000 invocations per configuration
+ *   npx tsx scripts/bench-integrity.ts --n 10000 --sync full
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineHooks, type HookSet } from '../src/domain/hooks.js';
+import type { Invocation } from '../src/domain/invocation.js';
+import { allow } from '../src/domain/results.js';
+import { openLedger, type Ledger } from '../src/ledger/open.js';
+import { pruneLedger } from '../src/ledger/prune.js';
+import { verifyLedger } from '../src/ledger/verify.js';
+import { LedgerWriter } from '../src/ledger/write.js';
+import { runForegroundPass } from '../src/runner/foreground.js';
+import { createRunner, parseInvocation } from '../src/runner/runner.js';
+import { HookIndex } from '../src/runner/select.js';
+import { flag, printTable, stats } from './bench-support.js';
+
+const N = Number(flag('n', '3000'));
+const SYNC = flag('sync', 'normal') as 'normal' | 'full';
+const BLOCK = 250;
+const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-integrity-'));
+
+const hooks = [1, 2, 3, 4, 5].map((i) => ({ id: `allow-${i}`, point: 'pre_tool_use' as const, priority: i * 10, capability: 'guardrail' as const, run: () => allow() }));
+const hookSet = (redactDefaults: boolean): HookSet => defineHooks({ name: 'bench', version: '1', hooks, ...(redactDefaults ? {} : { redact: { defaults: false } }) });
+
+/** A Claude Code PreToolUse event as the adapter builds it: tool input plus the raw payload. */
+function invocation(i: number): Invocation {
+  const toolInput = { command: `npm test -- --shard ${i % 8}/8`, description: 'Run the test shard', timeout: 120000, run_in_background: false };
+  return parseInvocation({
+    point: 'pre_tool_use',
+    eventName: 'PreToolUse',
+    sessionId: '8f3c2a1e-5b7d-4e9a-9c1f-2d6b4a8e0f13',
+    toolName: 'Bash',
+    toolUseId: `toolu_01HbQ3xk7VnR2sPq9L${i}`,
+    toolInput,
+    agent: 'claude-code',
+    cwd: '/home/dev/acme-api',
+    raw: {
+      session_id: '8f3c2a1e-5b7d-4e9a-9c1f-2d6b4a8e0f13',
+      transcript_path: '/home/dev/.claude/projects/-home-dev-acme-api/8f3c2a1e-5b7d-4e9a-9c1f-2d6b4a8e0f13.jsonl',
+      cwd: '/home/dev/acme-api',
+      permission_mode: 'default',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: toolInput,
+      tool_use_id: `toolu_01HbQ3xk7VnR2sPq9L${i}`,
+    },
+  });
+}
+
+type Step = (i: number) => Promise<void>;
+
+function open(name: string): Ledger {
+  return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
+}
+
+/** The same rows, by hand: an insert before the hooks, one transaction after. */
+function baseline(ledger: Ledger): Step {
+  const s = ledger.sqlite;
+  s.prepare(`INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`).run();
+  const host = hostname();
+  const insertInvocation = s.prepare(
+    `INSERT INTO invocations (hook_set_id, point, event_name, session_id, turn, tool_name, tool_use_id, agent, cwd, input_json, invocation_json, raw_json, status, started_at, pid, host)
+     VALUES (1, 'pre_tool_use', 'PreToolUse', ?, NULL, 'Bash', ?, 'claude-code', ?, ?, ?, ?, 'running', ?, ?, ?)`,
+  );
+  const update = s.prepare(
+    `UPDATE invocations SET status = 'completed', decision = 'allow', decisive_hook_id = 'allow-1', reason_code = NULL, message = NULL, modified_input_json = NULL, context_json = NULL, finished_at = ?, duration_us = ? WHERE id = ?`,
+  );
+  const insertOutcome = s.prepare(
+    `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, execution_order, mode, capability, runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json, additional_context, failure_reason, failure_detail, skip_reason, skipped_by, timeout_ms, started_at, duration_us)
+     VALUES (?, ?, 'pre_tool_use', ?, ?, ?, 'foreground', 'guardrail', 'in_process', 'completed', 'allow', ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 5000, ?, 1)`,
+  );
+  const finish = s.transaction((id: number) => {
+    update.run(Date.now(), 10, id);
+    for (let h = 0; h < 5; h++) insertOutcome.run(id, `allow-${h + 1}`, (h + 1) * 10, h, h, h === 0 ? 1 : 0, Date.now());
+  });
+  return async (i) => {
+    const inv = invocation(i);
+    const { raw, ...canonical } = inv;
+    const id = Number(
+      insertInvocation.run(inv.sessionId, inv.toolUseId, inv.cwd, JSON.stringify(inv.toolInput), JSON.stringify(canonical), JSON.stringify(raw), Date.now(), process.pid, host).lastInsertRowid,
+    );
+    finish.immediate(id);
+  };
+}
+
+/** The runner's path (runner.ts) over a LedgerWriter configured as asked. */
+function runnerPath(ledger: Ledger, chain: boolean, redactDefaults: boolean): Step {
+  const set = hookSet(redactDefaults);
+  const writer = new LedgerWriter(ledger, { chain });
+  const index = new HookIndex(set);
+  const hookSetId = writer.hookSetId(set);
+  return async (i) => {
+    const inv = invocation(i);
+    const startedAt = Date.now();
+    const t0 = process.hrtime.bigint();
+    const selection = index.select(inv);
+    const id = writer.begin(hookSetId, inv, startedAt);
+    const pass = await runForegroundPass(selection.foreground, inv, set.strategy, { replay: false, invocationId: id });
+    writer.finish(
+      id,
+      {
+        decision: pass.decision,
+        decisiveHookId: pass.decisiveHookId,
+        reasonCode: pass.reasonCode,
+        message: pass.message,
+        modifiedInput: pass.modifiedInput,
+        additionalContext: pass.additionalContext,
+        durationUs: Number((process.hrtime.bigint() - t0) / 1000n),
+      },
+      pass.outcomes,
+    );
+  };
+}
+
+function publicRunner(ledger: Ledger): Step {
+  const runner = createRunner({ hookSet: hookSet(true), ledger });
+  return async (i) => void (await runner.run(invocation(i)));
+}
+
+const configs: { name: string; ledger: Ledger; step: Step; samples: number[] }[] = [];
+function add(name: string, make: (l: Ledger) => Step) {
+  const ledger = open(name);
+  configs.push({ name, ledger, step: make(ledger), samples: [] });
+}
+add('baseline', baseline);
+add('plain', (l) => runnerPath(l, false, false));
+add('chain', (l) => runnerPath(l, true, false));
+add('redact', (l) => runnerPath(l, false, true));
+add('chain+redact', (l) => runnerPath(l, true, true));
+add('createRunner', publicRunner);
+
+// Warm up every path (JIT, page cache), then alternate blocks.
+for (const c of configs) for (let i = 0; i < 200; i++) await c.step(i);
+for (let done = 0; done < N; done += BLOCK) {
+  for (const c of configs) {
+    for (let i = done; i < Math.min(N, done + BLOCK); i++) {
+      const t0 = process.hrtime.bigint();
+      await c.step(i);
+      c.samples.push(Number(process.hrtime.bigint() - t0) / 1000);
+    }
+  }
+}
+
+const base = stats(configs[0]!.samples);
+const plain = stats(configs[1]!.samples);
+console.log(`\nwrite path, ${N} sequential invocations per configuration, 5 allowing in-process hooks, synchronous=${SYNC.toUpperCase()}\n`);
+printTable(
+  ['configuration', 'p50 µs', 'p99 µs', 'p50 vs baseline', 'p50 vs plain', '+p50 µs vs plain'],
+  configs.map((c) => {
+    const s = stats(c.samples);
+    return [c.name, s.p50.toFixed(1), s.p99.toFixed(1), `${(s.p50 / base.p50).toFixed(2)}x`, `${(s.p50 / plain.p50).toFixed(2)}x`, (s.p50 - plain.p50).toFixed(1)];
+  }),
+);
+
+// verify and prune over the shipping configuration's ledger (warm-up + N invocations).
+const shipping = configs.find((c) => c.name === 'chain+redact')!.ledger;
+const links = shipping.sqlite.prepare('SELECT count(*) FROM chain').pluck().get() as number;
+const verifyRuns = [0, 1, 2].map(() => {
+  const t0 = performance.now();
+  const report = verifyLedger(shipping);
+  if (!report.ok) throw new Error(`verify failed: ${JSON.stringify(report.problems[0])}`);
+  return performance.now() - t0;
+});
+const verifyMs = stats(verifyRuns).p50;
+const invocations = shipping.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
+const pruned = await pruneLedger(shipping, { before: Date.now(), batchSize: 500, pauseMs: 0 });
+const afterPrune = verifyLedger(shipping);
+console.log(`\nverify: ${links} links (each an invocation with 5 outcomes) in ${verifyMs.toFixed(0)} ms = ${Math.round(links / (verifyMs / 1000))} links/s`);
+console.log(
+  `prune: ${pruned.invocations} of ${invocations} invocations (${pruned.outcomes} outcomes) in ${pruned.durationMs} ms, ${pruned.batches} batches of 500, longest write lock ${pruned.longestBatchMs} ms; verify afterwards: ${afterPrune.ok ? 'ok' : 'FAILED'}`,
+);
+
+for (const c of configs) c.ledger.close();
+rmSync(dir, { recursive: true, force: true });

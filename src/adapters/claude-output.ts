@@ -1,0 +1,250 @@
+import type { Report } from '../domain/outcomes.js';
+import { CLAUDE_TEXT_LIMIT } from '../runtimes/claude-wire.js';
+
+/**
+ * Report → the answer Claude Code expects for that event (reference/claude-code-hooks.md
+ * sections 5 and 6). Pure: the command adapter prints it, the server sends it as the body.
+ */
+
+/** What hookledger hands back to Claude Code for one event. */
+export interface ClaudeAnswer {
+  /** 0, or 2 where only an exit code can express the block (the server turns that into JSON). */
+  exitCode: 0 | 2;
+  /** Exactly one JSON object for stdout (or the http body); `{}` when there is nothing to say. */
+  json: Record<string, unknown>;
+  /** One line for stderr: the block reason on exit 2, else a log line (or null). */
+  stderr: string | null;
+}
+
+/** How the events answer a block, by the protocol's own means. */
+type BlockStyle =
+  /** hookSpecificOutput.permissionDecision */
+  | 'permission_decision'
+  /** hookSpecificOutput.decision.behavior */
+  | 'permission_request'
+  /** top-level decision: "block" + reason */
+  | 'top_level'
+  /** hookSpecificOutput.action: "decline" */
+  | 'elicitation'
+  /** exit 2 + stderr: events that can block but have no JSON form for it */
+  | 'exit_2';
+
+/**
+ * Events that can block (section 2), and how. Everything else cannot block: a deny there
+ * is recorded and logged, and the event proceeds.
+ */
+const BLOCKING_EVENTS: Readonly<Record<string, BlockStyle>> = {
+  PreToolUse: 'permission_decision',
+  PermissionRequest: 'permission_request',
+  UserPromptSubmit: 'top_level',
+  UserPromptExpansion: 'top_level',
+  PostToolBatch: 'top_level',
+  Stop: 'top_level',
+  SubagentStop: 'top_level',
+  ConfigChange: 'top_level',
+  PreCompact: 'top_level',
+  TaskCreated: 'top_level',
+  TaskCompleted: 'exit_2',
+  TeammateIdle: 'exit_2',
+  WorktreeCreate: 'exit_2',
+  Elicitation: 'elicitation',
+  ElicitationResult: 'elicitation',
+};
+
+/**
+ * Events that read a top-level `decision: "block"` without it blocking anything: the reason
+ * is feedback shown to Claude next to a tool result that already exists.
+ */
+const FEEDBACK_EVENTS: ReadonlySet<string> = new Set(['PostToolUse', 'PostToolUseFailure']);
+
+/**
+ * Events whose `hookSpecificOutput.additionalContext` is documented. Stop and SubagentStop
+ * are left out on purpose: clients from early 2026 reject a Stop `hookSpecificOutput` and
+ * then ignore the whole answer, so their context travels in the block reason instead.
+ */
+const CONTEXT_EVENTS: ReadonlySet<string> = new Set([
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'UserPromptSubmit',
+  'UserPromptExpansion',
+  'SessionStart',
+  'Setup',
+  'SubagentStart',
+]);
+
+/** True when Claude Code lets a hook block this event (section 2's "can block" column). */
+export function isBlockingEvent(eventName: string | null): boolean {
+  return eventName !== null && Object.hasOwn(BLOCKING_EVENTS, eventName);
+}
+
+/** Where the reason points for the details: the ledger id `hookledger explain` takes. */
+function explainHint(invocationId: number): string {
+  return `hookledger explain ${invocationId}`;
+}
+
+/**
+ * The reason Claude Code shows, naming the decisive hook and how to see the whole record,
+ * e.g. `[hookledger] denied by no-rm (safety_violation): rm -rf is not allowed (hookledger explain 42)`.
+ */
+export function decisionReason(report: Report): string {
+  const hook = report.decisiveHookId ?? 'hookledger';
+  const verb = report.decision === 'deny' ? 'denied by' : report.decision === 'ask' ? 'confirmation asked by' : 'allowed by';
+  const code = report.decision === 'deny' && report.reasonCode ? ` (${report.reasonCode})` : '';
+  const message = report.message ? `: ${oneLine(report.message)}` : '';
+  return cap(`[hookledger] ${verb} ${hook}${code}${message} (${explainHint(report.invocationId)})`);
+}
+
+/**
+ * Builds Claude Code's answer for `eventName` from a report. The merged decision maps as
+ * follows (docs/claude-code.md has the table and the reasons):
+ * - PreToolUse: permissionDecision deny / ask / allow; a modified input goes out as
+ *   `updatedInput`, with `allow` only when a guardrail allowed, else with `ask` so the user
+ *   confirms the rewritten call (an `allow` would auto-approve a command nobody saw).
+ * - PermissionRequest: decision.behavior deny (message, interrupt) or allow (updatedInput);
+ *   ask means "show the dialog", which is what happens without a decision.
+ * - events with a top-level decision: deny → `decision: "block"` with the reason.
+ * - TaskCompleted, TeammateIdle, WorktreeCreate: deny → exit 2 with the reason on stderr.
+ * - an `ask` where the event has no way to ask becomes a `systemMessage` for the user.
+ * - additionalContext where the event documents it, joined in execution order.
+ */
+export function claudeAnswer(report: Report, eventName: string | null): ClaudeAnswer {
+  const event = eventName ?? '';
+  const json: Record<string, unknown> = {};
+  const context = joinContext(report.additionalContext);
+  const blockStyle = Object.hasOwn(BLOCKING_EVENTS, event) ? BLOCKING_EVENTS[event]! : null;
+  const specific = (): Record<string, unknown> => {
+    json.hookSpecificOutput ??= { hookEventName: event };
+    return json.hookSpecificOutput as Record<string, unknown>;
+  };
+  let exitCode: 0 | 2 = 0;
+  let stderr: string | null = null;
+  const reason = report.decision === 'none' ? null : decisionReason(report);
+
+  if (blockStyle === 'permission_decision') {
+    const modified = report.modifiedInput !== null && report.modifiedInput !== undefined;
+    if (report.decision === 'deny') {
+      specific().permissionDecision = 'deny';
+      specific().permissionDecisionReason = reason;
+    } else if (report.decision === 'ask') {
+      // With ask, Claude Code shows the user the modified input to confirm.
+      specific().permissionDecision = 'ask';
+      specific().permissionDecisionReason = reason;
+      if (modified) specific().updatedInput = report.modifiedInput;
+    } else if (report.decision === 'allow') {
+      specific().permissionDecision = 'allow';
+      specific().permissionDecisionReason = reason;
+      if (modified) specific().updatedInput = report.modifiedInput;
+    } else if (modified) {
+      specific().permissionDecision = 'ask';
+      specific().permissionDecisionReason = cap(
+        `[hookledger] ${modifiers(report)} rewrote this call; confirm the modified input (${explainHint(report.invocationId)})`,
+      );
+      specific().updatedInput = report.modifiedInput;
+    }
+  } else if (blockStyle === 'permission_request') {
+    if (report.decision === 'deny') {
+      const decisive = report.outcomes.find((o) => o.decisive);
+      const interrupt = isRecord(decisive?.payload) && decisive.payload.interrupt === true;
+      specific().decision = { behavior: 'deny', message: reason, ...(interrupt ? { interrupt: true } : {}) };
+    } else if (report.decision === 'allow') {
+      const modified = report.modifiedInput !== null && report.modifiedInput !== undefined;
+      specific().decision = { behavior: 'allow', ...(modified ? { updatedInput: report.modifiedInput } : {}) };
+    }
+  } else if (report.decision === 'deny' && blockStyle === 'top_level') {
+    json.decision = 'block';
+    // Stop/SubagentStop: the reason is Claude's next instruction, so context rides along in it.
+    json.reason = context !== null && !CONTEXT_EVENTS.has(event) ? cap(`${reason}\n\n${context}`) : reason;
+  } else if (report.decision === 'deny' && blockStyle === 'elicitation') {
+    specific().action = 'decline';
+    json.systemMessage = reason;
+  } else if (report.decision === 'deny' && blockStyle === 'exit_2') {
+    exitCode = 2;
+    stderr = reason;
+  } else if (report.decision === 'deny' && FEEDBACK_EVENTS.has(event)) {
+    json.decision = 'block';
+    json.reason = reason;
+  } else if (report.decision === 'deny') {
+    stderr = `${reason} — ${event || 'this event'} cannot be blocked; recorded only`;
+  } else if (report.decision === 'ask') {
+    json.systemMessage = reason;
+  }
+
+  if (context !== null && CONTEXT_EVENTS.has(event) && blockStyle !== 'permission_request') {
+    specific().additionalContext = context;
+  }
+  return { exitCode, json, stderr };
+}
+
+/**
+ * The answer when hookledger itself cannot decide (config invalid, ledger unusable, payload
+ * invalid). With policy `deny` a blocking event is denied in its own format with the reason
+ * "hookledger could not decide: …"; a non-blocking event (or policy `allow`) gets no
+ * decision. The user always sees a `systemMessage`, because exit-0 stderr only reaches
+ * Claude Code's debug log. An unknown event (stdin was not even JSON) is answered with
+ * exit 2 under `deny`: it blocks where blocking is possible and is a notice elsewhere.
+ */
+export function internalFailureAnswer(eventName: string | null, problem: string, policy: 'deny' | 'allow'): ClaudeAnswer {
+  const line = oneLine(problem);
+  const reason = cap(`hookledger could not decide: ${line}`);
+  if (policy === 'allow' || (eventName !== null && !isBlockingEvent(eventName))) {
+    const suffix = policy === 'allow' && isBlockingEvent(eventName) ? ' (HOOKLEDGER_ON_ERROR=allow: proceeding)' : '';
+    return { exitCode: 0, json: { systemMessage: `${reason}${suffix}` }, stderr: `hookledger: ${line}` };
+  }
+  if (eventName === null) return { exitCode: 2, json: {}, stderr: reason };
+  const style = BLOCKING_EVENTS[eventName]!;
+  switch (style) {
+    case 'permission_decision':
+      return {
+        exitCode: 0,
+        json: { hookSpecificOutput: { hookEventName: eventName, permissionDecision: 'deny', permissionDecisionReason: reason } },
+        stderr: `hookledger: ${line}`,
+      };
+    case 'permission_request':
+      return {
+        exitCode: 0,
+        json: { hookSpecificOutput: { hookEventName: eventName, decision: { behavior: 'deny', message: reason } } },
+        stderr: `hookledger: ${line}`,
+      };
+    case 'top_level':
+      return { exitCode: 0, json: { decision: 'block', reason, systemMessage: reason }, stderr: `hookledger: ${line}` };
+    case 'elicitation':
+      return { exitCode: 0, json: { hookSpecificOutput: { hookEventName: eventName, action: 'decline' }, systemMessage: reason }, stderr: `hookledger: ${line}` };
+    case 'exit_2':
+      return { exitCode: 2, json: {}, stderr: reason };
+  }
+}
+
+/**
+ * The JSON body an http hook answers with. HTTP status cannot block, so an exit-2 answer
+ * becomes `continue: false` (the one JSON field every event honours) with the reason.
+ */
+export function claudeHttpBody(answer: ClaudeAnswer): Record<string, unknown> {
+  if (answer.exitCode !== 2) return answer.json;
+  const reason = answer.stderr ?? 'blocked by hookledger';
+  return { ...answer.json, continue: false, stopReason: reason, systemMessage: reason };
+}
+
+function modifiers(report: Report): string {
+  const ids = report.outcomes.filter((o) => o.decision === 'modify' && o.capability === 'guardrail').map((o) => o.hookId);
+  return ids.length > 0 ? ids.join(', ') : 'a hook';
+}
+
+function joinContext(parts: string[]): string | null {
+  const present = parts.filter((p) => p.trim() !== '');
+  return present.length > 0 ? cap(present.join('\n\n')) : null;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** Claude Code replaces longer strings with a file preview; keep the reason whole instead. */
+function cap(text: string): string {
+  return text.length > CLAUDE_TEXT_LIMIT ? `${text.slice(0, CLAUDE_TEXT_LIMIT - 1)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

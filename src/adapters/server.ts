@@ -1,0 +1,326 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { ConfigError, describeThrown, HookledgerError, InputError, UsageError } from '../domain/errors.js';
+import type { Ledger } from '../ledger/open.js';
+import { explain } from '../ledger/queries/explain.js';
+import { listDenials } from '../ledger/queries/denials.js';
+import { parseInvocationFilter, parseTimeBound } from '../ledger/queries/filters.js';
+import { parseInvocation, type Runner } from '../runner/runner.js';
+import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
+import { invocationFromClaude } from './claude-input.js';
+import { claudeHttpBody } from './claude-output.js';
+
+/**
+ * hookledger over HTTP: one long-lived process (no process start per tool call) serving
+ * Claude Code `http` hooks and a JSON API. Every route but /healthz needs the bearer token,
+ * checked before the body is read, so an unauthenticated request never reaches the ledger.
+ */
+
+/** Default largest request body. Claude payloads carry whole files (Write content, Read results). */
+export const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+const DEFAULT_DENIALS_LIMIT = 50;
+const MAX_DENIALS_LIMIT = 1000;
+/** The query parameters of GET /v1/denials besides the filter fields. */
+const PAGE_PARAMS = new Set(['limit', 'cursor']);
+
+export interface HookServerOptions {
+  runner: Runner;
+  ledger: Ledger;
+  /** The bearer token every request but /healthz must carry. */
+  token: string;
+  /** What the Claude endpoint answers for a blocking event when hookledger cannot decide. Default deny. */
+  onError?: OnErrorPolicy;
+  maxBodyBytes?: number;
+  /** Receives one line per problem worth an operator's attention (never per request). */
+  log?: (line: string) => void;
+}
+
+export interface HookServer {
+  readonly server: Server;
+  /** Starts listening (host default 127.0.0.1); resolves with the bound address. */
+  listen(port: number, host?: string): Promise<{ host: string; port: number; url: string }>;
+  /** Requests being handled right now. */
+  readonly inFlight: number;
+  /**
+   * Graceful shutdown: stops accepting, answers 503 to new requests on open connections,
+   * waits for requests in flight (at most `drainMs`), then drains background hooks (at most
+   * `drainMs` more). Does not close the ledger.
+   */
+  close(options?: { drainMs?: number }): Promise<void>;
+}
+
+/** An error a route answers with a status and one clear line. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Creates (but does not start) the hookledger HTTP server. */
+export function createHookServer(options: HookServerOptions): HookServer {
+  const { runner, ledger } = options;
+  const policy = options.onError ?? 'deny';
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const log = options.log ?? (() => {});
+  const tokenDigest = digest(options.token);
+  let inFlight = 0;
+  let closing = false;
+  const idleWaiters: (() => void)[] = [];
+
+  const server = createServer((req, res) => {
+    inFlight += 1;
+    res.on('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
+    });
+    handle(req, res).catch((error: unknown) => {
+      const expected = error instanceof HttpError || (error instanceof HookledgerError && statusFor(error) < 500);
+      if (!expected) log(`hookledger serve: ${req.method} ${req.url}: ${describeThrown(error)}`);
+      if (!res.headersSent) sendError(res, error);
+      else res.destroy();
+    });
+  });
+  // Claude Code's hook client keeps connections alive between tool calls.
+  server.keepAliveTimeout = 65_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (closing) {
+      res.setHeader('connection', 'close');
+      throw new HttpError(503, 'shutting_down', 'hookledger is shutting down');
+    }
+    if (path === '/healthz') {
+      requireMethod(req, 'GET');
+      return sendJson(res, 200, { status: 'ok' });
+    }
+    if (!authorised(req)) {
+      res.setHeader('www-authenticate', 'Bearer realm="hookledger"');
+      // Nothing of this request is read or recorded; the connection is not reused.
+      res.setHeader('connection', 'close');
+      throw new HttpError(401, 'unauthorised', 'missing or wrong bearer token (Authorization: Bearer <token>; see the token file serve printed)');
+    }
+    if (path === '/claude' || path === '/v1/claude') {
+      requireMethod(req, 'POST');
+      const payload = await readJsonBody(req, res);
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+        throw new HttpError(400, 'input_invalid', 'body: expected the Claude Code hook JSON object');
+      }
+      const { answer } = await answerClaudePayload(runner, payload, policy, 'body');
+      if (answer.stderr !== null && answer.exitCode !== 2 && answer.stderr.startsWith('hookledger:')) log(answer.stderr);
+      return sendJson(res, 200, claudeHttpBody(answer));
+    }
+    if (path === '/v1/invocations') {
+      requireMethod(req, 'POST');
+      const body = await readJsonBody(req, res);
+      const input = typeof body === 'object' && body !== null && !Array.isArray(body) && 'hook_event_name' in body ? invocationFromClaude(body, 'body') : body;
+      const report = await runner.run(parseInvocation(input, 'body')).catch(rethrowAs('body'));
+      return sendJson(res, 200, report);
+    }
+    const explainMatch = /^\/v1\/invocations\/([^/]+)$/.exec(path);
+    if (explainMatch) {
+      requireMethod(req, 'GET');
+      let ref: string;
+      try {
+        ref = decodeURIComponent(explainMatch[1]!);
+      } catch {
+        throw new HttpError(400, 'input_invalid', `path: "${explainMatch[1]}" is not valid percent-encoding`);
+      }
+      return sendJson(res, 200, explain(ledger, ref));
+    }
+    if (path === '/v1/denials') {
+      requireMethod(req, 'GET');
+      const { filter, page } = denialsQuery(url.searchParams);
+      const { rows, nextCursor } = listDenials(ledger, filter, page);
+      return sendJson(res, 200, { denials: rows, nextCursor });
+    }
+    throw new HttpError(404, 'not_found', `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /healthz)`);
+  }
+
+  function authorised(req: IncomingMessage): boolean {
+    const header = req.headers.authorization;
+    if (typeof header !== 'string') return false;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    // Compare digests: equal length, and the time taken says nothing about the token.
+    return match !== null && timingSafeEqual(digest(match[1]!), tokenDigest);
+  }
+
+  async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+      refuseOversized(req, res);
+      throw new HttpError(413, 'body_too_large', `body: ${declared} bytes exceeds the ${maxBodyBytes}-byte limit (serve --max-body-bytes)`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBodyBytes) {
+        refuseOversized(req, res);
+        throw new HttpError(413, 'body_too_large', `body: exceeds the ${maxBodyBytes}-byte limit (serve --max-body-bytes)`);
+      }
+      chunks.push(chunk);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') throw new HttpError(400, 'input_invalid', 'body: empty; expected JSON');
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (error) {
+      // V8 quotes the start of the text in its message, newlines and all: keep the error one line.
+      throw new HttpError(400, 'input_invalid', `body: not valid JSON (${describeThrown(error).replace(/\s+/g, ' ')})`);
+    }
+  }
+
+  /**
+   * The rest of an oversized body is read and thrown away, so the client (still sending)
+   * gets the 413 rather than a reset connection; the connection is then closed.
+   */
+  function refuseOversized(req: IncomingMessage, res: ServerResponse): void {
+    res.setHeader('connection', 'close');
+    req.removeAllListeners('data');
+    req.resume();
+  }
+
+  return {
+    server,
+    get inFlight() {
+      return inFlight;
+    },
+    listen(port, host = '127.0.0.1') {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address() as AddressInfo;
+          const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+          resolve({ host: address.address, port: address.port, url: `http://${shownHost}:${address.port}` });
+        });
+      });
+    },
+    async close(closeOptions) {
+      const drainMs = closeOptions?.drainMs ?? 5000;
+      closing = true;
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((resolve) => idleWaiters.push(resolve)), delay(drainMs)]);
+      }
+      await runner.close({ deadlineMs: drainMs });
+      server.closeAllConnections();
+      await stopped;
+    },
+  };
+}
+
+/** GET /v1/denials query → the shared invocation filter plus the page. Unknown parameters are a 400. */
+export function denialsQuery(params: URLSearchParams): {
+  filter: ReturnType<typeof parseInvocationFilter>;
+  page: { limit: number; cursor: string | null };
+} {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of params) {
+    if (PAGE_PARAMS.has(key)) continue;
+    if (key === 'since' || key === 'until') fields[key] = parseTimeBound(value, key);
+    else fields[key] = value;
+  }
+  const filter = parseInvocationFilter(fields, 'query');
+  const limitText = params.get('limit');
+  const limit = limitText === null ? DEFAULT_DENIALS_LIMIT : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_DENIALS_LIMIT) {
+    throw new InputError(`query: limit: "${limitText}" must be a whole number from 1 to ${MAX_DENIALS_LIMIT}`);
+  }
+  return { filter, page: { limit, cursor: params.get('cursor') } };
+}
+
+function requireMethod(req: IncomingMessage, method: string): void {
+  if (req.method !== method) throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${method}`);
+}
+
+function rethrowAs(where: string) {
+  return (error: unknown): never => {
+    if (error instanceof HookledgerError || error instanceof HttpError) throw error;
+    throw new HttpError(500, 'internal', `${where}: ${describeThrown(error)}`);
+  };
+}
+
+/** HookledgerError codes → HTTP statuses. */
+function statusFor(error: HookledgerError): number {
+  if (error.code === 'input_invalid' || error.code === 'usage') return 400;
+  if (error.code === 'not_found') return 404;
+  if (error.code.startsWith('ledger_')) return 503;
+  return 500;
+}
+
+function sendError(res: ServerResponse, error: unknown): void {
+  const [status, code, message] =
+    error instanceof HttpError
+      ? [error.status, error.code, error.message]
+      : error instanceof HookledgerError
+        ? [statusFor(error), error.code, error.message]
+        : [500, 'internal', `internal error: ${describeThrown(error)}`];
+  sendJson(res, status, { error: { code, message } });
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Where the bearer token came from. */
+export interface ResolvedToken {
+  token: string;
+  source: 'flag' | 'env' | 'file';
+  /** The token file, when the token lives in one. */
+  file: string | null;
+  /** True when this start generated the token file. */
+  created: boolean;
+}
+
+/**
+ * The server's bearer token: `--token`, else `HOOKLEDGER_TOKEN`, else the file
+ * `<ledger path>.token`, generated on first start (32 random bytes, hex) and readable only
+ * by the user. A token file others can read is refused rather than trusted.
+ */
+export function resolveServerToken(options: { flag?: string | undefined; env: NodeJS.ProcessEnv; ledgerPath: string }): ResolvedToken {
+  const given = options.flag ?? options.env.HOOKLEDGER_TOKEN;
+  if (given !== undefined && given !== '') {
+    if (given.trim().length < 16) throw new UsageError('--token / HOOKLEDGER_TOKEN: use at least 16 characters');
+    return { token: given.trim(), source: options.flag !== undefined ? 'flag' : 'env', file: null, created: false };
+  }
+  if (options.ledgerPath === ':memory:') throw new UsageError('with --db :memory: there is no token file; give --token or set HOOKLEDGER_TOKEN');
+  const file = `${resolve(options.ledgerPath)}.token`;
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    const token = randomBytes(32).toString('hex');
+    writeSync(fd, `${token}\n`);
+    closeSync(fd);
+    return { token, source: 'file', file, created: true };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new ConfigError(`cannot create the token file ${file}: ${describeThrown(error)}`);
+    }
+  }
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError(`token file ${file} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it, or delete it to generate a new one`);
+  }
+  const token = readFileSync(file, 'utf8').trim();
+  if (token.length < 16) throw new ConfigError(`token file ${file} holds no usable token (at least 16 characters); delete it to generate a new one`);
+  return { token, source: 'file', file, created: false };
+}

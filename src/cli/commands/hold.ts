@@ -1,0 +1,49 @@
+import { UsageError } from '../../domain/errors.js';
+import { listHolds, placeHold, releaseHold } from '../../ledger/holds.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
+import { openLedgerFor } from '../context.js';
+import { formatTime, table } from '../format.js';
+import { writeJson } from '../io.js';
+
+export const command: Command = {
+  summary: 'place, release or list legal holds (sessions prune must keep)',
+  usage: `hold <SESSION_ID> --reason TEXT | hold --release <SESSION_ID> | hold --list   [--db PATH] [--json]
+
+  hold S --reason "case 42"   prune keeps every invocation of session S until released
+  hold --release S            releases the hold
+  hold --list                 lists holds with the session's invocation count`,
+  options: { ...ledgerOptions, reason: { type: 'string' }, release: { type: 'string' }, list: { type: 'boolean' } },
+  async run(args, io) {
+    const release = stringFlag(args, 'release');
+    const list = boolFlag(args, 'list');
+    const session = args.positionals[0];
+    const modes = [release !== undefined, list, session !== undefined].filter(Boolean).length;
+    if (modes !== 1) throw new UsageError('hold: give exactly one of <SESSION_ID> --reason TEXT, --release <SESSION_ID> or --list');
+    const json = boolFlag(args, 'json');
+    const ledger = openLedgerFor(args, io);
+    try {
+      if (release !== undefined) {
+        releaseHold(ledger, release);
+        if (json) writeJson(io, { released: release });
+        else io.stdout.write(`released the legal hold on session ${release}\n`);
+      } else if (list) {
+        const holds = listHolds(ledger);
+        if (json) writeJson(io, holds);
+        else if (holds.length === 0) io.stdout.write('no legal holds\n');
+        else {
+          const rows = holds.map((h) => [h.sessionId, String(h.invocations), formatTime(h.createdAt), h.heldBy, h.reason]);
+          io.stdout.write(`${table(['session', 'invocations', 'since', 'by', 'reason'], rows)}\n`);
+        }
+      } else {
+        const reason = stringFlag(args, 'reason');
+        if (!reason) throw new UsageError('hold: --reason TEXT is required (why the session is held, e.g. a case number)');
+        const hold = placeHold(ledger, session!, reason);
+        if (json) writeJson(io, hold);
+        else io.stdout.write(`session ${hold.sessionId} is under legal hold (${hold.invocations} invocations): ${hold.reason}\n`);
+      }
+      return 0;
+    } finally {
+      ledger.close();
+    }
+  },
+};

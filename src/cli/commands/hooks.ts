@@ -1,0 +1,42 @@
+import { InputError } from '../../domain/errors.js';
+import { parseTimeBound } from '../../ledger/queries/filters.js';
+import { DEFAULT_HEALTH_WINDOW_MS, hookHealth } from '../../ledger/queries/health.js';
+import { DEFAULT_THRESHOLDS, renderHealth } from '../../reports/health-text.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
+import { openLedgerFor } from '../context.js';
+import { wholeNumber } from '../filter-flags.js';
+import { painter, useColour, writeJson } from '../io.js';
+
+export const command: Command = {
+  summary: 'hook health: runs, decisions, failures, timeouts, p50/p95/max duration',
+  usage: `hooks [--since WHEN] [--until WHEN] [--hook ID] [--slow-ms N] [--db PATH] [--json]
+
+  Per hook, over a time window (default the last 30 days): runs, allows, denials, asks,
+  modifies, times it decided, failures, timeouts, observe-only violations, skips, and
+  p50 / p95 / max duration. Worst first; failing (>= 1% failures or timeouts) and slow
+  (p95 >= --slow-ms, default 500) hooks are flagged.
+  --since WHEN   from (inclusive): an ISO date/time, or an age like 7d, 12h (default 30d)
+  --until WHEN   before (exclusive), default now
+  --hook ID      one hook
+  --json         {"since", "until", "hooks": [...]}, durations in µs`,
+  options: { ...ledgerOptions, since: { type: 'string' }, until: { type: 'string' }, hook: { type: 'string' }, 'slow-ms': { type: 'string' } },
+  async run(args, io) {
+    const now = Date.now();
+    const untilFlag = stringFlag(args, 'until');
+    const sinceFlag = stringFlag(args, 'since');
+    const until = untilFlag === undefined ? now : parseTimeBound(untilFlag, '--until', now);
+    const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : parseTimeBound(sinceFlag, '--since', now);
+    if (since >= until) throw new InputError(`--since: ${sinceFlag ?? '30 days before --until'} is not before --until ${untilFlag ?? 'now'}: the window is empty`);
+    const hookId = stringFlag(args, 'hook');
+    const slowUs = wholeNumber(args, 'slow-ms', DEFAULT_THRESHOLDS.slowUs / 1000, 1) * 1000;
+    const ledger = openLedgerFor(args, io);
+    try {
+      const report = hookHealth(ledger, { since, until, ...(hookId !== undefined ? { hookId } : {}) });
+      if (boolFlag(args, 'json')) writeJson(io, report);
+      else io.stdout.write(`${renderHealth(report, painter(useColour(io)), { ...DEFAULT_THRESHOLDS, slowUs })}\n`);
+      return 0;
+    } finally {
+      ledger.close();
+    }
+  },
+};

@@ -1,0 +1,93 @@
+import { resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
+import { describeThrown, UsageError } from '../../domain/errors.js';
+import { createRunner } from '../../runner/runner.js';
+import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { hookSetFor, openLedgerFor } from '../context.js';
+
+const DEFAULT_PORT = 8377;
+const DEFAULT_DRAIN_MS = 5000;
+
+export const command: Command = {
+  summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
+  usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
+        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--json]
+
+  One long-lived process: no process start per tool call. Routes (all but /healthz need
+  "Authorization: Bearer <token>"; without it: 401, nothing recorded):
+    POST /claude                  a Claude Code http hook (same answers as hookledger claude)
+    POST /v1/invocations          an invocation (or Claude payload) → the report
+    GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
+    GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=
+    GET  /healthz
+  --port      default ${DEFAULT_PORT} (0 picks a free port)
+  --host      default 127.0.0.1; anything else exposes the ledger to the network
+  --token     else $HOOKLEDGER_TOKEN, else the file <db path>.token (created mode 0600)
+  --on-error  what /claude answers for a blocking event hookledger cannot decide (default deny)
+  --max-body-bytes  larger bodies get 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --drain-ms  on SIGINT/SIGTERM, wait this long for requests and background hooks (default ${DEFAULT_DRAIN_MS})
+  --json      print the address and token file as one JSON line on stdout once listening`,
+  options: {
+    ...ledgerOptions,
+    ...configOption,
+    port: { type: 'string', short: 'p' },
+    host: { type: 'string' },
+    token: { type: 'string' },
+    'on-error': { type: 'string' },
+    'max-body-bytes': { type: 'string' },
+    'drain-ms': { type: 'string' },
+  },
+  async run(args, io) {
+    const port = intFlag(args, 'port', DEFAULT_PORT, 0, 65_535);
+    const maxBodyBytes = intFlag(args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, 1024 * 1024 * 1024);
+    const drainMs = intFlag(args, 'drain-ms', DEFAULT_DRAIN_MS, 0, 600_000);
+    const host = stringFlag(args, 'host') ?? '127.0.0.1';
+    const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
+    if (problem) throw new UsageError(problem);
+
+    const hookSet = await hookSetFor(args, io);
+    const ledger = openLedgerFor(args, io);
+    try {
+      const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
+      const runner = createRunner({
+        hookSet,
+        ledger,
+        onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
+      });
+      const server = createHookServer({ runner, ledger, token: token.token, onError: policy, maxBodyBytes, log: (line) => io.stderr.write(`${line}\n`) });
+      const address = await server.listen(port, host).catch((error: unknown) => {
+        throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);
+      });
+
+      const where = token.file ? `token in ${token.file}${token.created ? ' (new)' : ''}` : `token from ${token.source === 'flag' ? '--token' : 'HOOKLEDGER_TOKEN'}`;
+      io.stderr.write(`hookledger: serving ${hookSet.name}@${hookSet.version} on ${address.url} (ledger ${ledger.path}; ${where})\n`);
+      if (!isLoopback(address.host)) io.stderr.write(`hookledger: warning: listening on ${address.host}, reachable from the network\n`);
+      if (boolFlag(args, 'json')) {
+        io.stdout.write(`${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.path, hookSet: { name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint } })}\n`);
+      }
+
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      io.stderr.write(`hookledger: ${signal}: draining (${server.inFlight} requests, ${runner.backgroundPending} background hooks; up to ${drainMs} ms)\n`);
+      await server.close({ drainMs });
+      io.stderr.write('hookledger: stopped\n');
+      return 0;
+    } finally {
+      ledger.close();
+    }
+  },
+};
+
+function intFlag(args: CommandArgs, name: string, fallback: number, min: number, max: number): number {
+  const text = stringFlag(args, name);
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name}: "${text}" must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function isLoopback(host: string): boolean {
+  return host === '127.0.0.1' || host === '::1' || host.startsWith('127.') || host === 'localhost';
+}

@@ -1,0 +1,47 @@
+import { listSessions, sessionTimeline } from '../../ledger/queries/sessions.js';
+import { renderSessions, renderTimeline } from '../../reports/sessions-text.js';
+import { boolFlag, ledgerOptions, type Command } from '../command.js';
+import { openLedgerFor } from '../context.js';
+import { filterFromFlags, filterOptions, FILTER_USAGE, DECISION_USAGE, pageFromFlags, pageOptions } from '../filter-flags.js';
+import { painter, useColour, writeJson } from '../io.js';
+
+export const command: Command = {
+  summary: 'sessions with their counts, or one session as a timeline',
+  usage: `sessions [filters] [--limit N] [--cursor C] [--db PATH] [--json]
+       sessions SESSION_ID [filters] [--limit N] [--cursor C] [--db PATH] [--json]
+
+  Without an id: sessions, most recently active first, with first and last seen,
+  events, denials, hook failures and timeouts (counted over the invocations the
+  filters select).
+  With an id: the session as a timeline in recorded order: each event, its decision,
+  the decisive hook, and * where a hook modified the input.
+${FILTER_USAGE}
+${DECISION_USAGE}
+  --limit N            sessions (default 50) or events (default 1000) per page
+  --cursor C           the next page, from the line under the previous one
+  --offset N           skip N instead (not stable while the ledger is written)
+  --json               {"rows": [...], "nextCursor"} or {"session", "events", "nextCursor"}`,
+  options: { ...ledgerOptions, ...filterOptions, ...pageOptions },
+  async run(args, io) {
+    const sessionId = args.positionals[0];
+    const filter = filterFromFlags(args);
+    const page = pageFromFlags(args, sessionId === undefined ? 50 : 1000);
+    const ledger = openLedgerFor(args, io);
+    try {
+      const paint = painter(useColour(io));
+      if (sessionId === undefined) {
+        const result = listSessions(ledger, filter, page);
+        if (boolFlag(args, 'json')) writeJson(io, result);
+        else io.stdout.write(`${renderSessions(result, paint)}\n`);
+      } else {
+        const { sessionId: _ignored, ...rest } = filter;
+        const timeline = sessionTimeline(ledger, sessionId, page, rest);
+        if (boolFlag(args, 'json')) writeJson(io, timeline);
+        else io.stdout.write(`${renderTimeline(timeline, paint)}\n`);
+      }
+      return 0;
+    } finally {
+      ledger.close();
+    }
+  },
+};

@@ -1,0 +1,214 @@
+import type Database from 'better-sqlite3';
+import * as crypto from 'node:crypto';
+
+/**
+ * The tamper-evidence chain's canonical form, shared by the write path (which appends links
+ * inside the committing transaction) and `verify` (which recomputes them).
+ *
+ * A link's hash is sha-256 over the previous link's hash, its own position (seq, kind, ref,
+ * time) and an unambiguous encoding of every stored row of the record: the invocation row
+ * (with its hook set's fingerprint, so re-pointing `hook_set_id` is caught) and every outcome
+ * row, or one background outcome row, or one prune checkpoint row. The commit path encodes the
+ * values it binds (reading the rows back cost more than everything else the chain does);
+ * verify encodes the rows SQLite returns. The two agree because every value bound is a string,
+ * an integer-valued or finite number, or null (test/integrity/chain.test.ts covers lone
+ * surrogates, NUL characters and floats).
+ *
+ * One sha-256 per link keeps the commit cheap; to name the row that changed, the link also
+ * stores a 32-bit check per row (`rows`), which verify consults only when the hash differs.
+ *
+ * The column lists are fixed here rather than `SELECT *`: a later migration that adds a
+ * column must not change the digest of records written before it.
+ */
+
+/** prev_hash of the first link. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+export const LINK_KINDS = ['invocation', 'background', 'checkpoint'] as const;
+export type LinkKind = (typeof LINK_KINDS)[number];
+
+/** Invocation columns covered by the chain, plus the hook set's fingerprint (last). */
+export const INVOCATION_SELECT = `SELECT i.id, i.hook_set_id, i.point, i.event_name, i.session_id, i.turn, i.tool_name,
+    i.tool_use_id, i.agent, i.cwd, i.input_json, i.invocation_json, i.raw_json, i.modified_input_json, i.status,
+    i.decision, i.decisive_hook_id, i.reason_code, i.message, i.context_json, i.redactions_json, i.started_at,
+    i.finished_at, i.duration_us, i.pid, i.host, h.fingerprint
+  FROM invocations i LEFT JOIN hook_sets h ON h.id = i.hook_set_id WHERE i.id = ?`;
+
+/** Outcome columns covered by the chain. Index constants below follow this order. */
+const OUTCOME_COLUMNS = `id, invocation_id, hook_id, point, priority, registration_index, execution_order, mode,
+    capability, runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json,
+    additional_context, failure_reason, failure_detail, skip_reason, skipped_by, redactions_json, timeout_ms,
+    started_at, duration_us`;
+export const OUTCOMES_OF_INVOCATION_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE invocation_id = ? ORDER BY id`;
+export const OUTCOME_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = ?`;
+export const OUTCOME_ID = 0;
+export const OUTCOME_MODE = 7;
+export const OUTCOME_STATUS = 10;
+/**
+ * Columns of a background outcome that was `pending` when its invocation committed: its
+ * identity only. The rest (start, result) is written later and covered by its own
+ * `background` link.
+ */
+const PENDING_PROJECTION = [0, 1, 2, 3, 4, 5, 7, 8, 9, 23];
+/** Result columns a pending (or recovered-as-interrupted) background outcome without its own link must leave empty. */
+export const RESULT_COLUMNS: readonly [number, string][] = [
+  [11, 'decision'],
+  [13, 'reason_code'],
+  [14, 'message'],
+  [15, 'payload_json'],
+  [16, 'modified_input_json'],
+  [17, 'additional_context'],
+  [18, 'failure_reason'],
+  [20, 'skip_reason'],
+  [21, 'skipped_by'],
+  [22, 'redactions_json'],
+  [25, 'duration_us'],
+];
+
+export const CHECKPOINT_SELECT = 'SELECT id, at, before, invocations, outcomes, removed_json FROM prune_checkpoints WHERE id = ?';
+
+export type RawRow = unknown[];
+
+/** One row's contribution to a link. */
+export interface RowEntry {
+  /** `i12`, `o40`, `o41~` (a pending background outcome, projected), `p3`. */
+  label: string;
+  /** The row's encoding, covered by the link hash. */
+  encoded: string;
+  /** 8 hex digits: a cheap check of the row, to name it when the link hash differs (not security). */
+  check: string;
+}
+
+/**
+ * Unambiguous text for a row's values: a type tag per value and a length prefix per string,
+ * so no two different rows encode alike (`"a","bc"` vs `"ab","c"`, `null` vs `"null"`).
+ */
+function encode(tag: string, values: readonly unknown[]): string {
+  // Array join, not +=: a flat string hashes several times faster than a rope of 50 pieces.
+  const parts: string[] = [tag];
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) parts.push('|n');
+    else if (typeof v === 'string') parts.push(`|s${v.length}:`, v);
+    else if (typeof v === 'number') parts.push(Number.isInteger(v) ? `|i${v}` : `|r${v}`);
+    else if (typeof v === 'bigint') parts.push(`|i${v}`);
+    else if (Buffer.isBuffer(v)) parts.push(`|b${v.toString('hex')}`);
+    else parts.push(`|?${String(v)}`);
+  }
+  return parts.join('');
+}
+
+/**
+ * FNV-1a over each value's type, length and (for long strings) a sample of its characters:
+ * O(columns), not O(bytes). Only for naming the changed row; the link hash is the check.
+ */
+function quickCheck(values: readonly unknown[]): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v === null || v === undefined) h = Math.imul(h ^ 0x6e, 0x01000193);
+    else if (typeof v === 'string') {
+      const n = v.length;
+      h = Math.imul(h ^ n, 0x01000193);
+      if (n <= 64) for (let k = 0; k < n; k++) h = Math.imul(h ^ v.charCodeAt(k), 0x01000193);
+      else {
+        const step = Math.floor(n / 48);
+        for (let k = 0; k < n; k += step) h = Math.imul(h ^ v.charCodeAt(k), 0x01000193);
+        h = Math.imul(h ^ v.charCodeAt(n - 1), 0x01000193);
+      }
+    } else if (typeof v === 'number') {
+      h = Math.imul(h ^ (v | 0), 0x01000193);
+      h = Math.imul(h ^ ((v / 4294967296) | 0), 0x01000193);
+      if (!Number.isInteger(v)) h = Math.imul(h ^ Math.round((v % 1) * 1e9), 0x01000193);
+    } else h = Math.imul(h ^ String(v).length, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * A string as SQLite will give it back: better-sqlite3 stores a lone surrogate as its 3-byte
+ * WTF-8 form, which reads back as three U+FFFD. (Strings from JSON.parse of an agent's payload
+ * can carry lone surrogates; JSON columns cannot, JSON.stringify escapes them.)
+ */
+function asStored(values: readonly unknown[]): readonly unknown[] {
+  let copy: unknown[] | null = null;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (typeof v === 'string' && !isWellFormed(v)) {
+      copy ??= [...values];
+      copy[i] = v.replace(LONE_SURROGATE, '\ufffd\ufffd\ufffd');
+    }
+  }
+  return copy ?? values;
+}
+
+function entry(label: string, tag: string, raw: readonly unknown[]): RowEntry {
+  const values = asStored(raw);
+  return { label, encoded: encode(tag, values), check: quickCheck(values) };
+}
+
+export function invocationEntry(row: RawRow): RowEntry {
+  return entry(`i${row[0] as number}`, 'invocations', row);
+}
+
+export function outcomeEntry(row: RawRow, pendingAtCommit: boolean): RowEntry {
+  if (pendingAtCommit) return entry(`o${row[OUTCOME_ID] as number}~`, 'outcomes~', PENDING_PROJECTION.map((i) => row[i]));
+  return entry(`o${row[OUTCOME_ID] as number}`, 'outcomes', row);
+}
+
+export function checkpointEntry(row: RawRow): RowEntry {
+  return entry(`p${row[0] as number}`, 'prune_checkpoints', row);
+}
+
+/** The hash of one link. */
+export function linkHash(prevHash: string, seq: number, kind: string, refId: number, at: number, entries: readonly RowEntry[]): string {
+  const parts = [`hookledger-chain-v1\n${prevHash}\n${seq}\n${kind}\n${refId}\n${at}`];
+  for (const e of entries) parts.push(`\n${e.label}\n`, e.encoded);
+  return crypto.createHash('sha256').update(parts.join('')).digest('hex');
+}
+
+/** The diagnostic `rows` column: each row's label and check. */
+export function rowsText(entries: readonly RowEntry[]): string {
+  return entries.map((e) => `${e.label}:${e.check}`).join(' ');
+}
+
+/** Parses the `rows` column; tolerant, since it is not trusted (verify only uses it to name a row). */
+export function parseRowsText(text: string): Map<string, { pending: boolean; check: string }> {
+  const map = new Map<string, { pending: boolean; check: string }>();
+  for (const part of text.split(' ')) {
+    const m = /^([iop]\d+)(~?):([0-9a-f]{8})$/.exec(part);
+    if (m) map.set(m[1]!, { pending: m[2] === '~', check: m[3]! });
+  }
+  return map;
+}
+
+/**
+ * Appends links. Must be called inside an IMMEDIATE transaction: the head is read and the
+ * new link written under the write lock, so concurrent writer processes form one chain.
+ */
+export class ChainAppender {
+  private readonly selectHead: Database.Statement<[], [number, string]>;
+  private readonly insertLink: Database.Statement;
+
+  constructor(sqlite: Database.Database) {
+    this.selectHead = sqlite.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw() as Database.Statement<[], [number, string]>;
+    this.insertLink = sqlite.prepare('INSERT INTO chain (seq, kind, ref_id, prev_hash, hash, at, rows) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  }
+
+  /** The current head; `{ seq: 0, hash: GENESIS_HASH }` for an empty chain. */
+  head(): { seq: number; hash: string } {
+    const row = this.selectHead.get();
+    return row ? { seq: row[0], hash: row[1] } : { seq: 0, hash: GENESIS_HASH };
+  }
+
+  append(kind: LinkKind, refId: number, entries: readonly RowEntry[], at = Date.now()): { seq: number; hash: string } {
+    const head = this.head();
+    const seq = head.seq + 1;
+    const hash = linkHash(head.hash, seq, kind, refId, at, entries);
+    this.insertLink.run(seq, kind, refId, head.hash, hash, at, rowsText(entries));
+    return { seq, hash };
+  }
+}

@@ -1,0 +1,188 @@
+import type Database from 'better-sqlite3';
+import { UsageError } from '../domain/errors.js';
+import { ChainAppender, CHECKPOINT_SELECT, checkpointEntry, type RawRow } from './integrity.js';
+import type { Ledger } from './open.js';
+import { describeSqliteError } from './sqlite-errors.js';
+import { LedgerError } from '../domain/errors.js';
+
+export interface PruneOptions {
+  /** Invocations started before this time (ms since the epoch) are removed. */
+  before: number;
+  /** Invocations removed per transaction. Default 500. */
+  batchSize?: number;
+  /** Count what would be removed; change nothing. */
+  dryRun?: boolean;
+  /** Pause between batches so that waiting writers get the lock, ms. Default 5. */
+  pauseMs?: number;
+}
+
+/** What a prune removed (or, with `dryRun`, would remove). */
+export interface PruneReport {
+  before: number;
+  dryRun: boolean;
+  invocations: number;
+  outcomes: number;
+  /** Chain links removed (each accounted for by a checkpoint link). */
+  links: number;
+  batches: number;
+  /** Ids of the prune checkpoints written (one per batch). */
+  checkpoints: number[];
+  /** Sessions under legal hold that had invocations before the cutoff: kept. */
+  held: { sessionId: string; invocations: number }[];
+  /** Invocations before the cutoff still running, or with a background hook still pending: kept. */
+  inProgress: number;
+  /** The longest time one batch held the write lock, ms. */
+  longestBatchMs: number;
+  durationMs: number;
+}
+
+const DAY = 86_400_000;
+const UNITS: Record<string, number> = { min: 60_000, h: 3_600_000, d: DAY, w: 7 * DAY, y: 365 * DAY };
+
+/** `180d`, `12h`, `2w`, `1y`, `30min` (before now), or an ISO date/time. */
+export function parseCutoff(text: string, now = Date.now()): number {
+  const duration = /^(\d+)(min|h|d|w|y)$/.exec(text.trim());
+  if (duration) return now - Number(duration[1]) * UNITS[duration[2]!]!;
+  if (/^\d{4}-\d{2}-\d{2}/.test(text.trim())) {
+    const ms = Date.parse(text.trim());
+    if (!Number.isNaN(ms)) return ms;
+  }
+  throw new UsageError(`--before: "${text}" is neither an age (180d, 12h, 2w, 1y, 30min) nor an ISO date (2025-01-31)`);
+}
+
+/** Invocations a prune may remove: old, not held, not in progress. Parameters: before, after id. */
+const ELIGIBLE = `FROM invocations i
+  WHERE i.started_at < ? AND i.id > ? AND i.status != 'running'
+    AND (i.session_id IS NULL OR i.session_id NOT IN (SELECT session_id FROM legal_holds))
+    AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending')`;
+
+/**
+ * Removes old invocations with their outcomes, in batches of short IMMEDIATE transactions so
+ * that writers wait at most one batch. Sessions under legal hold are kept. Each batch removes
+ * the chain links of what it deletes and appends a checkpoint link that records the runs of
+ * links removed and the hash of the last link of each run, so `verify` still passes on what
+ * remains and still catches anything removed outside hookledger.
+ */
+export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promise<PruneReport> {
+  const started = Date.now();
+  const batchSize = options.batchSize ?? 500;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UsageError('--batch-size must be an integer from 1 to 100000');
+  if (options.before > started) throw new UsageError(`--before ${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
+  const s = ledger.sqlite;
+  const pauseMs = options.pauseMs ?? 5;
+  const before = options.before;
+
+  const held = s
+    .prepare(
+      `SELECT i.session_id AS sessionId, count(*) AS invocations FROM invocations i JOIN legal_holds h ON h.session_id = i.session_id
+       WHERE i.started_at < ? GROUP BY i.session_id ORDER BY i.session_id`,
+    )
+    .all(before) as { sessionId: string; invocations: number }[];
+  const inProgress = s
+    .prepare(
+      `SELECT count(*) FROM invocations i WHERE i.started_at < ?
+         AND (i.status = 'running' OR EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending'))
+         AND (i.session_id IS NULL OR i.session_id NOT IN (SELECT session_id FROM legal_holds))`,
+    )
+    .pluck()
+    .get(before) as number;
+  const report: PruneReport = {
+    before,
+    dryRun: options.dryRun ?? false,
+    invocations: 0,
+    outcomes: 0,
+    links: 0,
+    batches: 0,
+    checkpoints: [],
+    held,
+    inProgress,
+    longestBatchMs: 0,
+    durationMs: 0,
+  };
+
+  if (options.dryRun) {
+    const counts = s
+      .prepare(
+        `SELECT count(*), coalesce(sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id)), 0) ${ELIGIBLE}`,
+      )
+      .raw()
+      .get(before, 0) as [number, number];
+    report.invocations = counts[0];
+    report.outcomes = counts[1];
+    report.durationMs = Date.now() - started;
+    return report;
+  }
+
+  const batch = new PruneBatch(s);
+  let afterId = 0;
+  for (;;) {
+    const t0 = performance.now();
+    let result: ReturnType<PruneBatch['run']>;
+    try {
+      result = batch.run(before, afterId, batchSize);
+    } catch (error) {
+      throw new LedgerError('ledger_write_failed', `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${ledger.path}: ${describeSqliteError(error)}`, { cause: error });
+    }
+    report.longestBatchMs = Math.max(report.longestBatchMs, performance.now() - t0);
+    if (result === null) break;
+    report.batches++;
+    report.invocations += result.invocations;
+    report.outcomes += result.outcomes;
+    report.links += result.links;
+    report.checkpoints.push(result.checkpointId);
+    afterId = result.lastId;
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+  report.longestBatchMs = Math.round(report.longestBatchMs * 100) / 100;
+  report.durationMs = Date.now() - started;
+  return report;
+}
+
+/** One batch's statements, prepared once per prune. */
+class PruneBatch {
+  private readonly tx: (before: number, afterId: number, limit: number) => { invocations: number; outcomes: number; links: number; checkpointId: number; lastId: number } | null;
+
+  constructor(s: Database.Database) {
+    const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<[number, number, number], number>;
+    const invocationLinks = s.prepare(
+      `SELECT c.seq, c.hash FROM json_each(?) j JOIN chain c ON c.kind = 'invocation' AND c.ref_id = j.value`,
+    ).raw() as Database.Statement<[string], [number, string]>;
+    const backgroundLinks = s.prepare(
+      `SELECT c.seq, c.hash FROM json_each(?) j JOIN outcomes o ON o.invocation_id = j.value JOIN chain c ON c.kind = 'background' AND c.ref_id = o.id`,
+    ).raw() as Database.Statement<[string], [number, string]>;
+    const deleteLinks = s.prepare('DELETE FROM chain WHERE seq IN (SELECT value FROM json_each(?))');
+    const deleteOutcomes = s.prepare('DELETE FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?))');
+    const deleteInvocations = s.prepare('DELETE FROM invocations WHERE id IN (SELECT value FROM json_each(?))');
+    const insertCheckpoint = s.prepare('INSERT INTO prune_checkpoints (at, before, invocations, outcomes, removed_json) VALUES (?, ?, ?, ?, ?)');
+    const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
+    const appender = new ChainAppender(s);
+
+    const tx = s.transaction((before: number, afterId: number, limit: number) => {
+      const ids = selectIds.all(before, afterId, limit);
+      if (ids.length === 0) return null;
+      const idsJson = JSON.stringify(ids);
+      const links = [...invocationLinks.all(idsJson), ...backgroundLinks.all(idsJson)].sort((a, b) => a[0] - b[0]);
+      // Runs of consecutive seqs: verify needs, for each gap, the hash of its last link (the next link's prev_hash).
+      const runs: [number, number, string][] = [];
+      for (const [seq, hash] of links) {
+        const last = runs[runs.length - 1];
+        if (last && seq === last[1] + 1) {
+          last[1] = seq;
+          last[2] = hash;
+        } else runs.push([seq, seq, hash]);
+      }
+      deleteLinks.run(JSON.stringify(links.map((l) => l[0])));
+      const outcomes = deleteOutcomes.run(idsJson).changes;
+      const invocations = deleteInvocations.run(idsJson).changes;
+      const at = Date.now();
+      const checkpointId = Number(insertCheckpoint.run(at, before, invocations, outcomes, JSON.stringify(runs)).lastInsertRowid);
+      appender.append('checkpoint', checkpointId, [checkpointEntry(selectCheckpoint.get(checkpointId)!)], at);
+      return { invocations, outcomes, links: links.length, checkpointId, lastId: ids[ids.length - 1]! };
+    });
+    this.tx = (...args) => tx.immediate(...args);
+  }
+
+  run(before: number, afterId: number, limit: number) {
+    return this.tx(before, afterId, limit);
+  }
+}

@@ -1,0 +1,223 @@
+import { once } from 'node:events';
+import { InputError } from '../../domain/errors.js';
+import type { InvocationStatus, Outcome } from '../../domain/outcomes.js';
+import type { Point } from '../../domain/points.js';
+import type { Decision, ReasonCode } from '../../domain/results.js';
+import { fromJsonText } from '../json-text.js';
+import type { Ledger } from '../open.js';
+import { OUTCOME_ORDER, outcomeFromRow, type InvocationRow, type OutcomeRow } from '../rows.js';
+import { prepared } from '../statements.js';
+import { orderedFilterSql, type InvocationFilter } from './filters.js';
+
+/** One line of `hookledger export`: an invocation with everything recorded about it. */
+export interface ExportRecord {
+  id: number;
+  startedAt: number;
+  finishedAt: number | null;
+  durationUs: number | null;
+  point: Point;
+  eventName: string | null;
+  sessionId: string | null;
+  turn: number | null;
+  toolName: string | null;
+  toolUseId: string | null;
+  agent: string | null;
+  cwd: string | null;
+  status: InvocationStatus;
+  decision: Decision | null;
+  decisiveHookId: string | null;
+  reasonCode: ReasonCode | null;
+  message: string | null;
+  hookSet: { id: number; name: string; version: string; fingerprint: string };
+  /** The modifiable input as the agent sent it (tool input, or the prompt). */
+  input: unknown;
+  /** The input as hooks left it, or null when unchanged. */
+  modifiedInput: unknown;
+  additionalContext: string[];
+  redactions: string[];
+  /** The canonical invocation (DESIGN section 8) without `raw`. */
+  invocation: unknown;
+  /** The agent's own payload, verbatim. */
+  raw: unknown;
+  pid: number;
+  host: string;
+  /** Every matched hook, in execution order. */
+  outcomes: Outcome[];
+}
+
+export const EXPORT_FORMATS = ['jsonl', 'csv'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Invocations read per query: bounds memory (about this many invocations and their outcomes) whatever the ledger size. */
+const BATCH = 500;
+
+type HookSetRow = { id: number; name: string; version: string; fingerprint: string };
+
+/**
+ * Every invocation the filter selects, oldest first, each with its outcomes. Read in keyset
+ * batches (`id > last ORDER BY id LIMIT n`), so no read transaction stays open between
+ * batches, memory stays flat, and invocations recorded during the export are included once
+ * (if they match) and never twice.
+ */
+export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Generator<ExportRecord> {
+  const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
+  const batch = prepared<unknown[], InvocationRow>(ledger, `SELECT i.* FROM invocations i ${where} ORDER BY i.id LIMIT ${BATCH}`);
+  const outcomesIn = prepared<[string], OutcomeRow>(
+    ledger,
+    `SELECT * FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?)) ORDER BY invocation_id, ${OUTCOME_ORDER}`,
+  );
+  const hookSets = new Map<number, HookSetRow>();
+  const hookSet = prepared<[number], HookSetRow>(ledger, 'SELECT id, name, version, fingerprint FROM hook_sets WHERE id = ?');
+  let last = 0;
+  for (;;) {
+    const rows = batch.all(...params, last);
+    if (rows.length === 0) return;
+    last = rows[rows.length - 1]!.id;
+    const grouped = new Map<number, Outcome[]>();
+    for (const o of outcomesIn.all(JSON.stringify(rows.map((r) => r.id)))) {
+      let list = grouped.get(o.invocation_id);
+      if (!list) grouped.set(o.invocation_id, (list = []));
+      list.push(outcomeFromRow(o));
+    }
+    for (const r of rows) {
+      let hs = hookSets.get(r.hook_set_id);
+      if (!hs) hookSets.set(r.hook_set_id, (hs = hookSet.get(r.hook_set_id)!));
+      yield {
+        id: r.id,
+        startedAt: r.started_at,
+        finishedAt: r.finished_at,
+        durationUs: r.duration_us,
+        point: r.point as Point,
+        eventName: r.event_name,
+        sessionId: r.session_id,
+        turn: r.turn,
+        toolName: r.tool_name,
+        toolUseId: r.tool_use_id,
+        agent: r.agent,
+        cwd: r.cwd,
+        status: r.status as InvocationStatus,
+        decision: r.decision as Decision | null,
+        decisiveHookId: r.decisive_hook_id,
+        reasonCode: r.reason_code as ReasonCode | null,
+        message: r.message,
+        hookSet: hs,
+        input: fromJsonText(r.input_json),
+        modifiedInput: fromJsonText(r.modified_input_json),
+        additionalContext: (fromJsonText(r.context_json) as string[] | null) ?? [],
+        redactions: (fromJsonText(r.redactions_json) as string[] | null) ?? [],
+        invocation: fromJsonText(r.invocation_json),
+        raw: fromJsonText(r.raw_json),
+        pid: r.pid,
+        host: r.host,
+        outcomes: grouped.get(r.id) ?? [],
+      };
+    }
+  }
+}
+
+/** The invocation-level CSV columns, in order (camelCase, like the JSON). */
+export const CSV_COLUMNS = [
+  'id',
+  'startedAt',
+  'startedAtIso',
+  'durationUs',
+  'point',
+  'eventName',
+  'sessionId',
+  'turn',
+  'toolName',
+  'toolUseId',
+  'agent',
+  'status',
+  'decision',
+  'decisiveHookId',
+  'reasonCode',
+  'message',
+  'modified',
+  'hooks',
+  'failures',
+  'timeouts',
+  'hookSetName',
+  'hookSetVersion',
+  'hookSetFingerprint',
+] as const;
+
+/** One CSV line (RFC 4180 quoting, no line terminator). */
+export function csvLine(values: readonly (string | number | boolean | null)[]): string {
+  return values
+    .map((v) => {
+      if (v === null) return '';
+      const text = String(v);
+      return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+    })
+    .join(',');
+}
+
+/** The CSV row of a record. */
+export function csvRow(r: ExportRecord): string {
+  return csvLine([
+    r.id,
+    r.startedAt,
+    new Date(r.startedAt).toISOString(),
+    r.durationUs,
+    r.point,
+    r.eventName,
+    r.sessionId,
+    r.turn,
+    r.toolName,
+    r.toolUseId,
+    r.agent,
+    r.status,
+    r.decision,
+    r.decisiveHookId,
+    r.reasonCode,
+    r.message,
+    r.modifiedInput !== null,
+    r.outcomes.length,
+    r.outcomes.filter((o) => o.status === 'failed').length,
+    r.outcomes.filter((o) => o.status === 'timed_out').length,
+    r.hookSet.name,
+    r.hookSet.version,
+    r.hookSet.fingerprint,
+  ]);
+}
+
+/**
+ * Writes the export to a stream (stdout, an HTTP response, a file), one line per
+ * invocation, waiting for 'drain' whenever the stream's buffer is full so that a slow
+ * consumer never makes the process buffer the ledger. Returns the number of invocations.
+ */
+export async function writeExport(
+  ledger: Ledger,
+  filter: InvocationFilter,
+  out: NodeJS.WritableStream,
+  options: { format?: ExportFormat } = {},
+): Promise<number> {
+  const format = options.format ?? 'jsonl';
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
+  }
+  let count = 0;
+  let chunk = format === 'csv' ? `${csvLine(CSV_COLUMNS)}\r\n` : '';
+  // A consumer that goes away (`| head`) surfaces as an error event: stop reading the ledger then.
+  let failed: Error | null = null;
+  const onError = (error: Error) => (failed = error);
+  out.on('error', onError);
+  try {
+    for (const record of exportRecords(ledger, filter)) {
+      chunk += format === 'csv' ? `${csvRow(record)}\r\n` : `${JSON.stringify(record)}\n`;
+      count += 1;
+      // Lines are coalesced into ~64 KiB writes: one write per line costs more than the query.
+      if (chunk.length >= 65_536) {
+        if (failed) throw failed;
+        if (!out.write(chunk)) await once(out, 'drain');
+        chunk = '';
+      }
+    }
+    if (failed) throw failed;
+    if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
+    return count;
+  } finally {
+    out.off('error', onError);
+  }
+}

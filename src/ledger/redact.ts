@@ -1,0 +1,266 @@
+/**
+ * Redaction: secrets are replaced with a marker before anything is stored, while hooks still
+ * see the original. Pure functions; the write path applies them (ledger/write.ts).
+ *
+ * Three kinds of rule:
+ * - patterns: regular expressions over every string value (built-in defaults for common
+ *   secrets, plus configured ones). Named groups `pre` and `post` are context kept around the
+ *   secret: only the text between them is replaced (`Bearer <token>` keeps `Bearer `).
+ * - paths: JSON paths whose whole value is replaced (`toolInput.env.API_TOKEN`; `*` matches one
+ *   key or index, `**` any number of them).
+ * - secret fields (a default): string values under keys such as `password`, `api_key`,
+ *   `client_secret`, `authorization` or `*_TOKEN`.
+ */
+
+/** How a hook set configures redaction (the `redact` field of a hook set). */
+export interface RedactionConfig {
+  /** Apply the built-in rules for common secrets. Default true. */
+  defaults?: boolean | undefined;
+  /** JSON paths replaced whole, relative to the invocation (`toolInput.env.API_TOKEN`, `raw.tool_input.*.password`). */
+  paths?: string[] | undefined;
+  /** Extra regular expressions; the marker names the rule: `[REDACTED:<name>]`. */
+  patterns?: { name: string; regex: string; flags?: string | undefined }[] | undefined;
+}
+
+/** A compiled pattern rule. */
+export interface PatternRule {
+  name: string;
+  regex: RegExp;
+}
+
+/** What redaction did to one value. */
+export interface Redacted<T> {
+  value: T;
+  /** Paths (dot-separated, array indices as numbers) whose stored value differs from the original. */
+  paths: string[];
+}
+
+/** The marker that replaces a secret. */
+export const marker = (name: string): string => `[REDACTED:${name}]`;
+
+/**
+ * Built-in patterns. Each is specific enough to run over every string of every payload
+ * (a coding agent's tool inputs are full of long base64-looking strings that are not secrets,
+ * so an unanchored "40 characters of base64" rule is not used for AWS secret keys).
+ */
+export const DEFAULT_PATTERNS: readonly { name: string; regex: string; flags?: string }[] = [
+  { name: 'private_key', regex: '-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)' },
+  { name: 'aws_access_key', regex: '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b' },
+  { name: 'aws_secret_key', regex: '(?<pre>aws_?secret_?(?:access_?)?key["\']?\\s*[:=]\\s*["\']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])', flags: 'i' },
+  { name: 'gcp_api_key', regex: '\\bAIza[0-9A-Za-z_\\-]{35}(?![0-9A-Za-z_\\-])' },
+  { name: 'azure_storage_key', regex: '(?<pre>AccountKey=)[A-Za-z0-9+/]{86}==' },
+  { name: 'azure_sas_signature', regex: '(?<pre>[?&]sig=)[A-Za-z0-9%+/=]{20,}' },
+  { name: 'github_token', regex: '\\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})' },
+  { name: 'slack_token', regex: '\\bxox[abposr]-[A-Za-z0-9-]{10,}' },
+  { name: 'llm_api_key', regex: '\\bsk-(?:ant-|proj-)?[A-Za-z0-9_\\-]{20,}' },
+  { name: 'stripe_key', regex: '\\b[sr]k_live_[0-9A-Za-z]{20,}' },
+  { name: 'bearer_token', regex: '(?<pre>\\bBearer\\s+)[A-Za-z0-9\\-._~+/]{8,}=*', flags: 'i' },
+  { name: 'basic_auth', regex: '(?<pre>\\bAuthorization:\\s*Basic\\s+)[A-Za-z0-9+/]{8,}=*', flags: 'i' },
+  { name: 'url_password', regex: '(?<pre>\\b[a-zA-Z][a-zA-Z0-9+.\\-]*://[^\\s:/@"\'<>\\[\\]]+:)[^\\s@/"\'<>\\[\\]]+(?<post>@)' },
+  {
+    name: 'password_assignment',
+    regex:
+      '(?<pre>\\b(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?key|token|auth[_-]?token|client[_-]?secret)["\']?\\s*[:=](?!=)\\s*["\']?)(?!\\[REDACTED)[^\\s"\'&,;)}\\]]+',
+    flags: 'i',
+  },
+];
+
+/** Keys whose string values are secrets whatever they look like (a default rule). */
+const SECRET_KEY = /^(?:.*[_-])?(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|token|auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token)$/i;
+
+/** Deeper values are replaced whole: a cyclic or hostile value must not overflow the stack. */
+const MAX_DEPTH = 200;
+/** Strings shorter than this cannot hold any built-in secret; skipping them keeps the common case cheap. */
+const MIN_SECRET_LENGTH = 8;
+
+export class RedactionRuleError extends Error {}
+
+/** A compiled set of rules. */
+export class Redactor {
+  readonly patterns: readonly PatternRule[];
+  private readonly pathRules: readonly string[][];
+  private readonly secretKeys: boolean;
+  private readonly minLength: number;
+  /** Objects on the current walk path: a cycle is left as it is (the ledger stores it as unserializable). */
+  private readonly ancestors = new Set<object>();
+
+  constructor(config: RedactionConfig = {}) {
+    const defaults = config.defaults ?? true;
+    const specs = [...(defaults ? DEFAULT_PATTERNS : []), ...(config.patterns ?? [])];
+    this.patterns = specs.map((p) => ({ name: p.name, regex: compilePattern(p.name, p.regex, p.flags) }));
+    this.pathRules = (config.paths ?? []).map((p) => p.split('.').filter((s) => s !== ''));
+    this.secretKeys = defaults;
+    // A configured pattern may match short strings; only the built-ins justify the shortcut.
+    this.minLength = config.patterns && config.patterns.length > 0 ? 1 : MIN_SECRET_LENGTH;
+  }
+
+  /** True when no rule is configured at all (nothing to do). */
+  get empty(): boolean {
+    return this.patterns.length === 0 && this.pathRules.length === 0 && !this.secretKeys;
+  }
+
+  /**
+   * Redacts a JSON-like value. `at` is the path of the value (reported, and matched by path
+   * rules); `matchAt` overrides the path the rules see (a modified tool input is matched as
+   * `toolInput` but reported where it is stored). Never mutates `value`.
+   */
+  redact<T>(value: T, at: string[] = [], matchAt: string[] = at): Redacted<T> {
+    if (this.empty) return { value, paths: [] };
+    const paths: string[] = [];
+    this.ancestors.clear();
+    const out = this.walk(value, at, matchAt, paths, 0, false) as T;
+    return { value: out, paths };
+  }
+
+  /** Redacts a free-text field (a message, a failure detail). */
+  redactText(text: string | null, at: string[]): Redacted<string | null> {
+    if (text === null || this.empty) return { value: text, paths: [] };
+    return this.redact(text, at);
+  }
+
+  private walk(value: unknown, at: string[], matchAt: string[], paths: string[], depth: number, underSecretKey: boolean): unknown {
+    if (this.pathRules.length > 0 && matchAt.length > 0 && this.pathRules.some((rule) => globMatch(rule, 0, matchAt, 0))) {
+      if (value === null || value === undefined) return value;
+      paths.push(at.join('.'));
+      return marker('path');
+    }
+    if (typeof value === 'string') {
+      if (underSecretKey && value !== '' && !value.startsWith('[REDACTED:')) {
+        paths.push(at.join('.'));
+        return marker('secret_field');
+      }
+      const redacted = this.redactString(value);
+      if (redacted !== value) paths.push(at.join('.'));
+      return redacted;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    if (this.ancestors.has(value)) return value;
+    if (depth >= MAX_DEPTH) {
+      paths.push(at.join('.'));
+      return marker('too_deep');
+    }
+    if (Array.isArray(value)) {
+      let copy: unknown[] | null = null;
+      this.ancestors.add(value);
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        const next = this.walk(item, [...at, String(i)], [...matchAt, String(i)], paths, depth + 1, false);
+        if (next !== item) {
+          copy ??= value.slice();
+          copy[i] = next;
+        }
+      }
+      this.ancestors.delete(value);
+      return copy ?? value;
+    }
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) {
+      // A class instance (Date, a library object): redact what JSON would store.
+      let plain: unknown;
+      try {
+        const text = JSON.stringify(value);
+        plain = text === undefined ? undefined : (JSON.parse(text) as unknown);
+      } catch {
+        return value;
+      }
+      if (plain === null || typeof plain !== 'object' || Object.getPrototypeOf(plain) !== Object.prototype) {
+        return this.walk(plain, at, matchAt, paths, depth + 1, underSecretKey);
+      }
+      const walked = this.walk(plain, at, matchAt, paths, depth + 1, underSecretKey);
+      return walked === plain ? value : walked;
+    }
+    let copy: Record<string, unknown> | null = null;
+    const record = value as Record<string, unknown>;
+    this.ancestors.add(record);
+    for (const key of Object.keys(record)) {
+      let item: unknown;
+      try {
+        item = record[key];
+      } catch {
+        // A getter that throws: JSON could not store it either; keep nothing of it.
+        copy ??= copyRecord(record);
+        copy[key] = marker('unreadable');
+        paths.push([...at, key].join('.'));
+        continue;
+      }
+      const secret = this.secretKeys && typeof item === 'string' && SECRET_KEY.test(key);
+      const next = this.walk(item, [...at, key], [...matchAt, key], paths, depth + 1, secret);
+      if (next !== item) {
+        copy ??= copyRecord(record);
+        copy[key] = next;
+      }
+    }
+    this.ancestors.delete(record);
+    return copy ?? value;
+  }
+
+  /** Applies every pattern to one string; returns the same string when nothing matched. */
+  redactString(text: string): string {
+    if (text.length < this.minLength) return text;
+    let out = text;
+    for (const { name, regex } of this.patterns) {
+      regex.lastIndex = 0;
+      if (!regex.test(out)) continue;
+      regex.lastIndex = 0;
+      out = out.replace(regex, (...args: unknown[]) => {
+        const last = args[args.length - 1];
+        const groups = (typeof last === 'object' && last !== null ? last : {}) as { pre?: string; post?: string };
+        return `${groups.pre ?? ''}${marker(name)}${groups.post ?? ''}`;
+      });
+    }
+    return out;
+  }
+}
+
+/** A shallow copy in which a getter that throws becomes a marker instead of an exception. */
+function copyRecord(record: Record<string, unknown>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) {
+    try {
+      copy[key] = record[key];
+    } catch {
+      copy[key] = marker('unreadable');
+    }
+  }
+  return copy;
+}
+
+function compilePattern(name: string, source: string, flags = ''): RegExp {
+  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new RedactionRuleError(`pattern name "${name}" must be letters, digits, _, . or -`);
+  try {
+    const regex = new RegExp(source, flags.includes('g') ? flags : `${flags}g`);
+    if (regex.test('')) throw new RedactionRuleError(`pattern "${name}" matches the empty string`);
+    return regex;
+  } catch (error) {
+    if (error instanceof RedactionRuleError) throw error;
+    throw new RedactionRuleError(`pattern "${name}": ${(error as Error).message}`);
+  }
+}
+
+/** `*` matches one segment, `**` any number (including none). */
+function globMatch(rule: string[], ri: number, path: string[], pi: number): boolean {
+  while (ri < rule.length) {
+    const seg = rule[ri]!;
+    if (seg === '**') {
+      for (let k = pi; k <= path.length; k++) if (globMatch(rule, ri + 1, path, k)) return true;
+      return false;
+    }
+    if (pi >= path.length || (seg !== '*' && seg !== path[pi])) return false;
+    ri++;
+    pi++;
+  }
+  return pi === path.length;
+}
+
+/** Checks a configuration without keeping the compiled rules; throws RedactionRuleError naming the bad rule. */
+export function validateRedaction(config: RedactionConfig): void {
+  new Redactor(config);
+  for (const path of config.paths ?? []) {
+    if (path.split('.').some((s) => s === '')) throw new RedactionRuleError(`path "${path}" has an empty segment`);
+  }
+}
+
+/** Redacts one value with a configuration (convenience over `new Redactor(config).redact`). */
+export function redact<T>(value: T, config: RedactionConfig = {}): Redacted<T> {
+  return new Redactor(config).redact(value);
+}

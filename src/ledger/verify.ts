@@ -1,0 +1,426 @@
+import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { IntegrityError } from '../domain/errors.js';
+import {
+  checkpointEntry,
+  CHECKPOINT_SELECT,
+  GENESIS_HASH,
+  INVOCATION_SELECT,
+  invocationEntry,
+  linkHash,
+  OUTCOME_ID,
+  OUTCOME_SELECT,
+  OUTCOME_STATUS,
+  outcomeEntry,
+  OUTCOMES_OF_INVOCATION_SELECT,
+  parseRowsText,
+  RESULT_COLUMNS,
+  type RawRow,
+  type RowEntry,
+} from './integrity.js';
+import type { Ledger } from './open.js';
+
+/** What is wrong with one record. */
+export interface IntegrityProblem {
+  /** changed: the row differs from what was committed; inserted: a row no link accounts for; removed: a link whose row is gone. */
+  kind: 'changed' | 'inserted' | 'removed';
+  table: 'invocations' | 'outcomes' | 'prune_checkpoints' | 'hook_sets' | 'chain';
+  /** The row's id (for `chain`, the link's seq). */
+  id: number;
+  /** The chain link that covers (or should cover) the row, when there is one. */
+  seq: number | null;
+  /** One line saying what is wrong. */
+  detail: string;
+}
+
+/** The result of `verifyLedger`. */
+export interface VerifyReport {
+  ok: boolean;
+  path: string;
+  /** Links walked. */
+  links: number;
+  /** Records the walked links cover, by kind. */
+  records: { invocations: number; backgroundOutcomes: number; checkpoints: number };
+  /** Links that prune checkpoints account for (no longer in the ledger). */
+  prunedLinks: number;
+  /** Invocations written `running` whose decision was never committed (a crash): not part of the chain. */
+  uncommitted: number;
+  /** The last link. */
+  head: { seq: number; hash: string };
+  /** The first problems found, in chain order, then rows no link covers. The first is the first broken record. */
+  problems: IntegrityProblem[];
+  /** All problems found (`problems` is capped). */
+  problemCount: number;
+  /** Present when an anchor was given. */
+  anchor?: AnchorCheck;
+  durationMs: number;
+}
+
+/** A chain head written outside the database (`verify --anchor FILE`). */
+export interface Anchor {
+  seq: number;
+  hash: string;
+  /** ISO time the anchor was written. */
+  at?: string;
+}
+
+export interface AnchorCheck {
+  seq: number;
+  hash: string;
+  /** match: the link is there, unchanged; pruned: the link was pruned (checked against the checkpoint when possible); mismatch: the chain was rewritten or cut. */
+  status: 'match' | 'pruned' | 'mismatch';
+}
+
+export interface VerifyOptions {
+  /** Links read per batch. Default 1000. */
+  batchSize?: number;
+  /** Problems kept in the report. Default 100. */
+  maxProblems?: number;
+  /** A head recorded earlier outside the database: the chain must still contain it. */
+  anchor?: Anchor;
+}
+
+type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
+
+/**
+ * Checks the tamper-evidence chain: walks every link in seq order, recomputes its hash from
+ * the rows it covers and the previous link, and then looks for rows no link covers. Reads one
+ * snapshot (a read transaction), so writers carry on meanwhile. Does not throw on a broken
+ * ledger: the report says what is wrong (see `assertIntact`).
+ */
+export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): VerifyReport {
+  const started = Date.now();
+  const s = ledger.sqlite;
+  const batchSize = options.batchSize ?? 1000;
+  const maxProblems = options.maxProblems ?? 100;
+  const problems: IntegrityProblem[] = [];
+  let problemCount = 0;
+  const report = (p: IntegrityProblem) => {
+    problemCount++;
+    if (problems.length < maxProblems) problems.push(p);
+  };
+
+  const linksAfter = s.prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?').raw() as Database.Statement<
+    [number, number],
+    LinkRow
+  >;
+  const checkpointLinks = s.prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`).raw() as Database.Statement<
+    [],
+    LinkRow
+  >;
+  const selectInvocation = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
+  const selectOutcomes = s.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
+  const selectOutcome = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
+  const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
+  const backgroundLinked = s.prepare(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = ?`).pluck() as Database.Statement<[number], number>;
+
+  return s
+    .transaction((): VerifyReport => {
+      // Prune checkpoints first: a gap early in the chain is explained by a checkpoint later in it.
+      const pruned = new PrunedRanges();
+      for (const link of checkpointLinks.all()) {
+        const row = selectCheckpoint.get(link[2]);
+        if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4]) pruned.add(row[5] as string);
+      }
+
+      const records = { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 };
+      const removedInvocations = new Set<number>();
+      let links = 0;
+      type Ref = { label: string; table: IntegrityProblem['table']; id: number };
+      let prev: { seq: number; hash: string } & Ref = { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain', id: 0 };
+      for (;;) {
+        const batch = linksAfter.all(prev.seq, batchSize);
+        if (batch.length === 0) break;
+        for (const link of batch) {
+          const [seq, kind, refId, prevHash, hash, at, rowsText] = link;
+          links++;
+          let expected = prev.hash;
+          if (seq !== prev.seq + 1) {
+            const end = pruned.endHash(prev.seq + 1, seq - 1);
+            if (end !== undefined) expected = end;
+            else {
+              report({
+                kind: 'removed',
+                table: 'chain',
+                id: prev.seq + 1,
+                seq: prev.seq + 1,
+                detail: `chain links ${prev.seq + 1}..${seq - 1} are missing and no prune checkpoint accounts for them (records deleted with their links)`,
+              });
+              expected = prevHash;
+            }
+          }
+          if (prevHash !== expected) {
+            report({
+              kind: 'changed',
+              table: prev.table,
+              id: prev.id,
+              seq: prev.seq,
+              detail: `${prev.label}: its link ${prev.seq} was rewritten or replaced (link ${seq} does not follow it)`,
+            });
+          }
+          const ref = checkLink(kind, refId, seq, prevHash, hash, at, rowsText);
+          prev = { seq, hash, ...ref };
+        }
+      }
+
+      function checkLink(kind: string, refId: number, seq: number, prevHash: string, hash: string, at: number, rowsText: string): Ref {
+        if (kind === 'invocation') {
+          records.invocations++;
+          const row = selectInvocation.get(refId);
+          if (!row) {
+            removedInvocations.add(refId);
+            report({ kind: 'removed', table: 'invocations', id: refId, seq, detail: `invocation #${refId} (link ${seq}) is gone` });
+            return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+          }
+          const stored = parseRowsText(rowsText);
+          const outcomes = selectOutcomes.all(refId);
+          const entries: RowEntry[] = [invocationEntry(row)];
+          for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
+          if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) {
+            diagnose(refId, seq, stored, entries);
+            return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+          }
+          for (const o of outcomes) {
+            const id = o[OUTCOME_ID] as number;
+            if (!stored.get(`o${id}`)?.pending || backgroundLinked.get(id) !== undefined) continue;
+            // Pending when its invocation committed, and never completed through hookledger: it must carry no result.
+            const status = o[OUTCOME_STATUS] as string;
+            const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
+            if ((status !== 'pending' && status !== 'interrupted') || filled.length > 0) {
+              report({
+                kind: 'changed',
+                table: 'outcomes',
+                id,
+                seq,
+                detail: `background outcome #${id} of invocation #${refId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
+              });
+            }
+          }
+          return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+        }
+        if (kind === 'background') {
+          records.backgroundOutcomes++;
+          const row = selectOutcome.get(refId);
+          if (!row) report({ kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
+          else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash) {
+            report({ kind: 'changed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} differs from what was committed (link ${seq})` });
+          }
+          return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
+        }
+        if (kind === 'checkpoint') {
+          records.checkpoints++;
+          const row = selectCheckpoint.get(refId);
+          if (!row) report({ kind: 'removed', table: 'prune_checkpoints', id: refId, seq, detail: `prune checkpoint #${refId} (link ${seq}) is gone` });
+          else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) {
+            report({ kind: 'changed', table: 'prune_checkpoints', id: refId, seq, detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})` });
+          }
+          return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
+        }
+        report({ kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
+        return { label: `link ${seq}`, table: 'chain', id: seq };
+      }
+
+      function diagnose(invocationId: number, seq: number, stored: ReturnType<typeof parseRowsText>, entries: RowEntry[]): void {
+        const found: IntegrityProblem[] = [];
+        const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
+        for (const [label, was] of stored) {
+          const now = current.get(label);
+          const id = Number(label.slice(1));
+          const table = label.startsWith('i') ? 'invocations' : 'outcomes';
+          const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
+          if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
+          else if (now.check !== was.check) found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
+        }
+        for (const [label] of current) {
+          if (stored.has(label)) continue;
+          const id = Number(label.slice(1));
+          found.push({ kind: 'inserted', table: 'outcomes', id, seq, detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})` });
+        }
+        if (found.length === 0) {
+          found.push({ kind: 'changed', table: 'invocations', id: invocationId, seq, detail: `invocation #${invocationId} or its link ${seq} differs from what was committed` });
+        }
+        found.forEach(report);
+      }
+
+      // Rows that no link covers.
+      const unlinked = s
+        .prepare(
+          `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id) FROM invocations i
+           WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
+        )
+        .raw()
+        .iterate() as IterableIterator<[number, string, string | null, number]>;
+      let uncommitted = 0;
+      for (const [id, status, decision, hasOutcomes] of unlinked) {
+        if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === 0) uncommitted++;
+        else report({ kind: 'inserted', table: 'invocations', id, seq: null, detail: `invocation #${id} (${status}, decision ${decision ?? 'none'}) has no chain link: it was not committed by hookledger` });
+      }
+      const orphans = s
+        .prepare('SELECT id, invocation_id FROM outcomes WHERE invocation_id NOT IN (SELECT id FROM invocations) ORDER BY id')
+        .raw()
+        .all() as [number, number][];
+      for (const [id, invocationId] of orphans) {
+        if (removedInvocations.has(invocationId)) continue;
+        report({ kind: 'inserted', table: 'outcomes', id, seq: null, detail: `outcome #${id} belongs to no invocation (#${invocationId} does not exist)` });
+      }
+      const unlinkedCheckpoints = s
+        .prepare(`SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`)
+        .pluck()
+        .all() as number[];
+      for (const id of unlinkedCheckpoints) report({ kind: 'inserted', table: 'prune_checkpoints', id, seq: null, detail: `prune checkpoint #${id} has no chain link` });
+      for (const [id, fingerprint, definition, name, version, strategy] of s
+        .prepare('SELECT id, fingerprint, definition_json, name, version, strategy FROM hook_sets ORDER BY id')
+        .raw()
+        .iterate() as IterableIterator<[number, string, string, string, string, string]>) {
+        if (!hookSetIntact(fingerprint, definition, name, version, strategy)) {
+          report({ kind: 'changed', table: 'hook_sets', id, seq: null, detail: `hook set #${id} ("${name}") does not match its fingerprint ${fingerprint.slice(0, 12)}` });
+        }
+      }
+
+      const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
+      let anchor: AnchorCheck | undefined;
+      if (options.anchor) {
+        anchor = checkAnchor(s, options.anchor, head, pruned);
+        if (anchor.status === 'mismatch') {
+          report({
+            kind: options.anchor.seq > head.seq ? 'removed' : 'changed',
+            table: 'chain',
+            id: options.anchor.seq,
+            seq: options.anchor.seq,
+            detail:
+              options.anchor.seq > head.seq
+                ? `the anchor recorded link ${options.anchor.seq} but the chain ends at ${head.seq}: links were removed from its end`
+                : `link ${options.anchor.seq} differs from the anchor: the chain was rewritten after the anchor was written`,
+          });
+        }
+      }
+      return {
+        ok: problemCount === 0,
+        path: ledger.path,
+        links,
+        records,
+        prunedLinks: pruned.count,
+        uncommitted,
+        head,
+        problems,
+        problemCount,
+        ...(anchor ? { anchor } : {}),
+        durationMs: Date.now() - started,
+      };
+    })
+    .deferred();
+}
+
+/** Throws IntegrityError naming the first problem when the report is not ok. */
+export function assertIntact(report: VerifyReport): void {
+  if (report.ok) return;
+  const first = report.problems[0]!;
+  const more = report.problemCount > 1 ? ` (and ${report.problemCount - 1} more problem${report.problemCount > 2 ? 's' : ''})` : '';
+  throw new IntegrityError(`integrity check failed for ${report.path}: ${first.kind} ${first.table} #${first.id}: ${first.detail}${more}`);
+}
+
+/** The hook_sets row is what its fingerprint says: fingerprint = sha-256 of the stored canonical definition. */
+function hookSetIntact(fingerprint: string, definition: string, name: string, version: string, strategy: string): boolean {
+  if (createHash('sha256').update(definition).digest('hex') !== fingerprint) return false;
+  try {
+    const parsed = JSON.parse(definition) as { name?: unknown; version?: unknown; strategy?: unknown };
+    return parsed.name === name && parsed.version === version && parsed.strategy === strategy;
+  } catch {
+    return false;
+  }
+}
+
+function checkAnchor(s: Database.Database, anchor: Anchor, head: { seq: number; hash: string }, pruned: PrunedRanges): AnchorCheck {
+  const base = { seq: anchor.seq, hash: anchor.hash };
+  if (anchor.seq === 0) return { ...base, status: anchor.hash === GENESIS_HASH ? 'match' : 'mismatch' };
+  if (anchor.seq > head.seq) return { ...base, status: 'mismatch' };
+  const hash = s.prepare('SELECT hash FROM chain WHERE seq = ?').pluck().get(anchor.seq) as string | undefined;
+  if (hash !== undefined) return { ...base, status: hash === anchor.hash ? 'match' : 'mismatch' };
+  const end = pruned.endHash(anchor.seq, anchor.seq);
+  if (end !== undefined && pruned.isEnd(anchor.seq)) return { ...base, status: end === anchor.hash ? 'pruned' : 'mismatch' };
+  return { ...base, status: pruned.covers(anchor.seq, anchor.seq) ? 'pruned' : 'mismatch' };
+}
+
+/** The runs of links prune checkpoints removed: [first, last, hash of last]. */
+class PrunedRanges {
+  private readonly ends = new Map<number, string>();
+  private intervals: [number, number][] = [];
+  private merged: [number, number][] | null = null;
+  count = 0;
+
+  add(removedJson: string): void {
+    let runs: unknown;
+    try {
+      runs = JSON.parse(removedJson);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(runs)) return;
+    for (const run of runs) {
+      if (!Array.isArray(run) || typeof run[0] !== 'number' || typeof run[1] !== 'number' || typeof run[2] !== 'string') continue;
+      this.intervals.push([run[0], run[1]]);
+      this.ends.set(run[1], run[2]);
+      this.count += run[1] - run[0] + 1;
+    }
+    this.merged = null;
+  }
+
+  isEnd(seq: number): boolean {
+    return this.ends.has(seq);
+  }
+
+  /** True when every seq in [first, last] was removed by a checkpoint. */
+  covers(first: number, last: number): boolean {
+    const merged = this.mergedIntervals();
+    let lo = 0;
+    let hi = merged.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const [a, b] = merged[mid]!;
+      if (first < a) hi = mid - 1;
+      else if (first > b) lo = mid + 1;
+      else return last <= b;
+    }
+    return false;
+  }
+
+  /** The hash of link `last` when [first, last] was removed by checkpoints (the prev_hash of link last + 1). */
+  endHash(first: number, last: number): string | undefined {
+    return this.covers(first, last) ? this.ends.get(last) : undefined;
+  }
+
+  private mergedIntervals(): [number, number][] {
+    if (this.merged) return this.merged;
+    const sorted = [...this.intervals].sort((x, y) => x[0] - y[0]);
+    const merged: [number, number][] = [];
+    for (const [a, b] of sorted) {
+      const last = merged[merged.length - 1];
+      if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+      else merged.push([a, b]);
+    }
+    this.merged = merged;
+    return merged;
+  }
+}
+
+/** Reads an anchor file; undefined when it does not exist. Throws IntegrityError when it is unreadable. */
+export function readAnchor(file: string): Anchor | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const json = JSON.parse(readFileSync(file, 'utf8')) as Partial<Anchor>;
+    if (typeof json.seq !== 'number' || typeof json.hash !== 'string' || !/^[0-9a-f]{64}$/.test(json.hash)) throw new Error('expected {"seq": number, "hash": 64 hex digits}');
+    return { seq: json.seq, hash: json.hash, ...(typeof json.at === 'string' ? { at: json.at } : {}) };
+  } catch (error) {
+    throw new IntegrityError(`anchor ${file} is not a hookledger anchor: ${(error as Error).message}`);
+  }
+}
+
+/** Writes the head to an anchor file atomically (a temp file renamed over it). */
+export function writeAnchor(file: string, head: { seq: number; hash: string }, ledgerPath: string): Anchor {
+  const anchor = { seq: head.seq, hash: head.hash, at: new Date().toISOString() };
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify({ ...anchor, ledger: ledgerPath }, null, 2)}\n`);
+  renameSync(tmp, file);
+  return anchor;
+}

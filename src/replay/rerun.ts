@@ -1,0 +1,115 @@
+import type { HookSet } from '../domain/hooks.js';
+import type { Invocation } from '../domain/invocation.js';
+import type { Outcome } from '../domain/outcomes.js';
+import type { Point } from '../domain/points.js';
+import type { DecisionState } from '../domain/replay.js';
+import { capText, toJsonText } from '../ledger/json-text.js';
+import type { ReplaySourceRow } from '../ledger/queries/replay-source.js';
+import { BackgroundDispatcher } from '../runner/background.js';
+import { runForegroundPass } from '../runner/foreground.js';
+import { blankOutcome } from '../runner/outcome.js';
+import { HookIndex } from '../runner/select.js';
+
+/**
+ * Rebuilds the invocation the agent sent from a stored row: the canonical invocation (stored
+ * without `raw`), the agent's raw payload, and the ORIGINAL modifiable input (`input_json`),
+ * never the input as the recorded hooks left it. Rows were validated when they were written,
+ * so they are not validated again: at replay speeds a zod parse per row would dominate.
+ */
+export function rebuildInvocation(row: ReplaySourceRow): Invocation {
+  const stored = JSON.parse(row.invocation_json) as Partial<Invocation> & Record<string, unknown>;
+  const point = row.point as Point;
+  const input = row.input_json === null ? null : (JSON.parse(row.input_json) as unknown);
+  return {
+    point,
+    eventName: stored.eventName ?? null,
+    sessionId: stored.sessionId ?? null,
+    turn: stored.turn ?? null,
+    toolName: stored.toolName ?? null,
+    toolUseId: stored.toolUseId ?? null,
+    toolInput: point === 'user_prompt_submit' ? (stored.toolInput ?? null) : input,
+    toolResponse: stored.toolResponse ?? null,
+    prompt: point === 'user_prompt_submit' ? (typeof input === 'string' ? input : (stored.prompt ?? null)) : (stored.prompt ?? null),
+    error: stored.error ?? null,
+    agent: stored.agent ?? null,
+    cwd: stored.cwd ?? null,
+    meta: stored.meta ?? {},
+    raw: row.raw_json === null ? null : (JSON.parse(row.raw_json) as unknown),
+  };
+}
+
+/** A replayed decision with every outcome (foreground in execution order, then background). */
+export interface Replayed extends DecisionState {
+  outcomes: Outcome[];
+}
+
+/**
+ * Runs stored invocations through one hook set with `ctx.replay = true`, exactly as the live
+ * runner would (same selection, same foreground pass) but without a ledger: the caller keeps
+ * the result. Background hooks run only when asked, and are then awaited so that their
+ * outcomes belong to the replay result; otherwise they are recorded as skipped.
+ */
+export class HookSetReplayer {
+  private readonly index: HookIndex;
+  private readonly background: BackgroundDispatcher | null;
+
+  constructor(
+    readonly hookSet: HookSet,
+    private readonly withBackground: boolean,
+  ) {
+    this.index = new HookIndex(hookSet);
+    this.background = withBackground ? new BackgroundDispatcher(hookSet.backgroundConcurrency) : null;
+  }
+
+  async run(invocation: Invocation, signal: AbortSignal | undefined): Promise<Replayed> {
+    const selection = this.index.select(invocation);
+    const options = signal ? { replay: true, invocationId: null, signal } : { replay: true, invocationId: null };
+    const pass = await runForegroundPass(selection.foreground, invocation, this.hookSet.strategy, options);
+    let outcomes = pass.outcomes;
+    if (selection.background.length > 0) {
+      const denied = pass.decision === 'deny';
+      const blanks: Outcome[] = selection.background.map((registration) => {
+        const blank = blankOutcome(registration, invocation.point);
+        if (denied) return { ...blank, status: 'skipped', skipReason: 'denied', skippedBy: pass.decisiveHookId };
+        if (!this.background) return { ...blank, status: 'skipped', skipReason: 'replay_without_background' };
+        return blank;
+      });
+      if (this.background && !denied) {
+        const ran = pass.outcomes.filter((o) => o.executionOrder !== null).length;
+        const dispatcher = this.background;
+        const done = selection.background.map(
+          (registration, i) =>
+            new Promise<Outcome>((resolve) =>
+              dispatcher.enqueue({
+                registration,
+                invocation: pass.finalInvocation,
+                invocationId: null,
+                outcome: blanks[i]!,
+                executionOrder: ran + i,
+                replay: true,
+                onStart: () => {},
+                onDone: resolve,
+              }),
+            ),
+        );
+        outcomes = [...pass.outcomes, ...(await Promise.all(done))];
+      } else {
+        outcomes = [...pass.outcomes, ...blanks];
+      }
+    }
+    return {
+      decision: pass.decision,
+      decisiveHookId: pass.decisiveHookId,
+      // Stored the way the live write path stores them, so that equal means equal.
+      reasonCode: pass.reasonCode,
+      message: capText(pass.message),
+      modifiedInputJson: toJsonText(pass.modifiedInput),
+      outcomes,
+    };
+  }
+
+  /** Stops background hooks still running (after an abort); queued ones are recorded as skipped. */
+  async close(): Promise<void> {
+    await this.background?.drain(0);
+  }
+}

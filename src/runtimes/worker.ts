@@ -1,0 +1,171 @@
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { HookExecutionFailure, type HookRuntime } from './types.js';
+import type { WorkerJob, WorkerReply, WorkerTarget } from './worker-protocol.js';
+
+/** Idle workers kept for reuse; more than this are terminated when their job ends. */
+const MAX_IDLE_WORKERS = 4;
+/**
+ * A worker's heap ceiling. Without one, a hook that allocates without bound takes the whole
+ * process down; with it, only its thread dies and the hook is recorded as failed.
+ */
+const WORKER_HEAP_LIMIT_MB = 512;
+
+/**
+ * Runs a hook in a `worker_threads` Worker: a `worker` hook (a module's export) or an
+ * in-process hook declared with `isolation: "worker"` (rebuilt there from its source text).
+ * At the timeout, or when the runner shuts down, the worker is terminated, which stops even
+ * a hook that blocks its event loop in a synchronous loop. Workers are reused between calls
+ * (one job at a time each) so that the thread start-up (~30 ms compiled, more under tsx) is
+ * paid once per process rather than per invocation; a terminated worker is never reused.
+ */
+export const workerRuntime: HookRuntime = {
+  async execute(hook, invocation, ctx) {
+    const target = targetFor(hook.runtime);
+    if (ctx.signal.aborted) throw abortReason(ctx.signal);
+    const job: WorkerJob = {
+      id: nextJobId++,
+      target,
+      invocation,
+      ctx: { replay: ctx.replay, hookId: ctx.hookId, timeoutMs: ctx.timeoutMs, invocationId: ctx.invocationId },
+    };
+    return runInWorker(job, ctx.signal);
+  },
+};
+
+let nextJobId = 1;
+const idle: Worker[] = [];
+
+function targetFor(runtime: Parameters<HookRuntime['execute']>[0]['runtime']): WorkerTarget {
+  if (runtime.kind === 'worker') {
+    const url = runtime.module.startsWith('file:') ? runtime.module : pathToFileURL(isAbsolute(runtime.module) ? runtime.module : resolve(runtime.module)).href;
+    return { kind: 'module', url, exportName: runtime.exportName };
+  }
+  if (runtime.kind === 'in_process') return { kind: 'source', source: runtime.fn.toString() };
+  throw new Error(`worker runtime given a ${runtime.kind} hook`);
+}
+
+function runInWorker(job: WorkerJob, signal: AbortSignal): Promise<unknown> {
+  let worker: Worker;
+  try {
+    worker = idle.pop() ?? spawnWorker();
+  } catch (error) {
+    return Promise.reject(new HookExecutionFailure('execution_failed', `could not start a worker thread: ${(error as Error).message}`));
+  }
+  worker.ref();
+  return new Promise((resolvePromise, reject) => {
+    const cleanup = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const onMessage = (reply: WorkerReply) => {
+      if (reply.id !== job.id) return;
+      cleanup();
+      release(worker);
+      if (reply.ok) resolvePromise(reply.value);
+      else reject(new HookExecutionFailure(reply.reason, reply.detail));
+    };
+    // An uncaught exception in the thread (an async throw, running out of heap) ends the worker.
+    const onError = (error: Error) => {
+      cleanup();
+      void worker.terminate();
+      const oom = (error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      reject(new HookExecutionFailure('execution_failed', oom ? `worker thread ran out of memory (limit ${WORKER_HEAP_LIMIT_MB} MB)` : `worker thread crashed: ${error.message}`));
+    };
+    const onExit = (code: number) => {
+      cleanup();
+      reject(new HookExecutionFailure('execution_failed', `worker thread exited with code ${code} before answering`));
+    };
+    const onAbort = () => {
+      cleanup();
+      // Not awaited: the runner must not wait for the thread to unwind to record the timeout.
+      void worker.terminate();
+      reject(abortReason(signal));
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      worker.postMessage(job);
+    } catch (error) {
+      cleanup();
+      void worker.terminate();
+      reject(new HookExecutionFailure('execution_failed', `could not send the invocation to the worker thread: ${(error as Error).message}`));
+    }
+  });
+}
+
+/** An idle worker must not keep the process alive (the CLI would never exit). */
+function release(worker: Worker): void {
+  if (idle.length >= MAX_IDLE_WORKERS) {
+    void worker.terminate();
+    return;
+  }
+  worker.unref();
+  idle.push(worker);
+}
+
+function spawnWorker(): Worker {
+  const entry = entryFile();
+  const options = {
+    // The parent's flags (a tsx --import, inspector ports) are not the worker's business.
+    execArgv: [],
+    resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB },
+  };
+  const worker =
+    entry.kind === 'js'
+      ? new Worker(entry.url, options)
+      : new Worker(TS_BOOTSTRAP, { ...options, eval: true, workerData: { tsxApi: entry.tsxApi, entry: entry.url.href } });
+  // A worker that dies while idle is simply forgotten.
+  worker.on('exit', () => {
+    const at = idle.indexOf(worker);
+    if (at >= 0) idle.splice(at, 1);
+  });
+  worker.on('error', () => {});
+  return worker;
+}
+
+/**
+ * From dist/ the compiled `worker-entry.js` runs directly. From src/ (tsx, vitest) the entry
+ * is TypeScript, which a plain Worker cannot load and which `--import tsx` in a worker's
+ * execArgv does not cover on Node 20; the worker is started with a tiny bootstrap that loads
+ * it through tsx's `tsImport`, as the config loader does for .ts hook sets.
+ */
+const TS_BOOTSTRAP = `
+const { workerData } = require('node:worker_threads');
+import(workerData.tsxApi).then((api) => api.tsImport(workerData.entry, workerData.entry));
+`;
+
+let entryCache: { kind: 'js'; url: URL } | { kind: 'ts'; url: URL; tsxApi: string } | undefined;
+
+function entryFile(): NonNullable<typeof entryCache> {
+  if (entryCache) return entryCache;
+  const typescript = import.meta.url.endsWith('.ts');
+  const url = new URL(typescript ? './worker-entry.ts' : './worker-entry.js', import.meta.url);
+  entryCache = typescript
+    ? { kind: 'ts', url, tsxApi: tsxEsmApi() }
+    : { kind: 'js', url };
+  return entryCache;
+}
+
+/** tsx's ESM API file (its CommonJS build cannot be imported from a worker's eval code). */
+function tsxEsmApi(): string {
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve('tsx/package.json');
+  const exports = (require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> }).exports;
+  return pathToFileURL(resolve(dirname(manifest), exports['./esm/api']!.import.default)).href;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('worker hook aborted');
+}
+
+/** Terminates idle workers (tests, or a long-lived host that wants its threads back). */
+export async function closeIdleWorkers(): Promise<void> {
+  await Promise.all(idle.splice(0).map((w) => w.terminate()));
+}

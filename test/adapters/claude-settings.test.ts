@@ -1,0 +1,128 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importClaudeHooks, installHookledger } from '../../src/adapters/claude-settings.js';
+import { loadHookSet } from '../../src/config/load.js';
+import { runCli } from '../cli-helpers.js';
+import { tempDir } from '../helpers.js';
+
+const HOOKS = join(import.meta.dirname, '../fixtures/claude-hooks');
+
+/** A settings file as a Claude Code user has it: other settings, their own hooks, one of each unsupported type. */
+function userSettings() {
+  return {
+    model: 'opus',
+    permissions: { allow: ['Bash(npm test:*)'], deny: ['Read(./.env)'] },
+    env: { FOO: '1' },
+    hooks: {
+      PreToolUse: [
+        {
+          matcher: 'Bash',
+          hooks: [
+            { type: 'command', command: `bash ${join(HOOKS, 'block-rm.sh')}`, timeout: 10 },
+            { type: 'prompt', prompt: 'Is this command safe? $ARGUMENTS' },
+          ],
+        },
+        { matcher: 'WebFetch', hooks: [{ type: 'command', command: 'python3', args: [join(HOOKS, 'deny-fetch.py')] }] },
+        { matcher: 'mcp__github__.*', hooks: [{ type: 'mcp_tool', server: 'audit', tool: 'log' }] },
+      ],
+      PostToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: `bash ${join(HOOKS, 'record.sh')}`, async: true }] }],
+      SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'echo hello', if: 'Bash(x)' }] }],
+      TaskCreated: [{ hooks: [{ type: 'agent', prompt: 'check the task' }, { type: 'command', command: 'true' }] }],
+    },
+  };
+}
+
+describe('install-claude and import-claude', () => {
+  it('round trip: import the existing hooks, install hookledger, idempotently, everything else intact', async () => {
+    const dir = tempDir();
+    const settingsFile = join(dir, '.claude', 'settings.json');
+    mkdirSync(join(dir, '.claude'));
+    const original = userSettings();
+    writeFileSync(settingsFile, JSON.stringify(original, null, 2));
+
+    // 1. import-claude: the user's scripts become a hook set.
+    const imported = await runCli(['import-claude', '.claude/settings.json', '--out', 'hooks.json', '--json'], { cwd: dir });
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    const report = JSON.parse(imported.stdout);
+    expect(report.imported.map((h: { id: string }) => h.id)).toEqual(['block-rm', 'deny-fetch', 'record', 'hello']);
+    expect(report.unsupported.map((u: { event: string; type: string }) => `${u.event}/${u.type}`)).toEqual([
+      'PreToolUse/prompt',
+      'PreToolUse/mcp_tool',
+      'TaskCreated/agent',
+      'TaskCreated/command',
+    ]);
+    expect(report.unsupported[3].why).toMatch(/event TaskCreated has no hookledger point/);
+    expect(report.warnings).toEqual([
+      expect.stringMatching(/^hello: matcher "startup" on SessionStart dropped/),
+      expect.stringMatching(/^hello: "if": "Bash\(x\)" dropped/),
+    ]);
+    const hookSet = JSON.parse(readFileSync(join(dir, 'hooks.json'), 'utf8'));
+    expect(hookSet.hooks[0]).toMatchObject({ id: 'block-rm', point: 'pre_tool_use', match: 'Bash', mode: 'foreground', capability: 'guardrail', onFailure: 'deny', timeoutMs: 10_000 });
+    expect(hookSet.hooks[1]).toMatchObject({ id: 'deny-fetch', match: 'WebFetch', timeoutMs: 60_000, command: { command: 'python3', args: [join(HOOKS, 'deny-fetch.py')] } });
+    expect(hookSet.hooks[2]).toMatchObject({ id: 'record', point: 'post_tool_use', match: 'Write|Edit', mode: 'background', capability: 'observe' });
+    expect((await loadHookSet(join(dir, 'hooks.json'))).hooks).toHaveLength(4);
+
+    // 2. install-claude: one hookledger handler per event; the rest of the file kept.
+    const installed = await runCli(['install-claude', '--project', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
+    expect(installed.code).toBe(0);
+    expect(installed.stdout).toMatch(/hookledger handles PreToolUse, .*PostToolUse/);
+    expect(installed.stdout).toMatch(/8 other hook handler\(s\) in this file still run beside hookledger/);
+    const after = JSON.parse(readFileSync(settingsFile, 'utf8'));
+    expect(after.model).toBe('opus');
+    expect(after.permissions).toEqual(original.permissions);
+    expect(after.env).toEqual(original.env);
+    const command = 'npx hookledger claude --config "$CLAUDE_PROJECT_DIR/hooks.json"';
+    expect(after.hooks.PreToolUse).toEqual([...original.hooks.PreToolUse, { matcher: '*', hooks: [{ type: 'command', command }] }]);
+    expect(after.hooks.Stop).toEqual([{ matcher: '*', hooks: [{ type: 'command', command }] }]);
+    expect(Object.keys(after.hooks)).toEqual(expect.arrayContaining(['PermissionRequest', 'UserPromptSubmit', 'SubagentStop', 'PreCompact', 'SessionEnd', 'Notification']));
+
+    // 3. A second run changes nothing, byte for byte.
+    const text = readFileSync(settingsFile, 'utf8');
+    const again = await runCli(['install-claude', '--project', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
+    expect(again.stdout).toMatch(/already up to date/);
+    expect(readFileSync(settingsFile, 'utf8')).toBe(text);
+
+    // 4. Importing the installed file does not import hookledger itself.
+    const reimport = await runCli(['import-claude', '.claude/settings.json', '--json'], { cwd: dir });
+    expect(JSON.parse(reimport.stdout).imported).toHaveLength(4);
+
+    // 5. --print shows without writing; --remove takes hookledger out and leaves the user's hooks.
+    const printed = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse', '--print'], { cwd: dir });
+    expect(JSON.parse(printed.stdout).hooks.Stop).toBeUndefined();
+    expect(readFileSync(settingsFile, 'utf8')).toBe(text);
+    await runCli(['install-claude', '--remove'], { cwd: dir });
+    expect(JSON.parse(readFileSync(settingsFile, 'utf8'))).toEqual(original);
+  }, 120_000);
+
+  it('--user writes absolute paths to ~/.claude/settings.json; --http registers the server', async () => {
+    const home = tempDir();
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
+    const res = await runCli(['install-claude', '--user', '--config', join(dir, 'hooks.json'), '--db', join(dir, 'l.db'), '--on-error', 'allow'], { cwd: dir, env: { HOME: home } });
+    expect(res.code).toBe(0);
+    const user = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'));
+    expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(`hookledger claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`);
+
+    const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
+    expect(skipped).toEqual(['SessionStart']);
+    expect((settings.hooks as any).SessionStart).toBeUndefined();
+    expect((settings.hooks as any).PreToolUse).toEqual([
+      { matcher: '*', hooks: [{ type: 'http', url: 'http://127.0.0.1:8377/claude', headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] }] },
+    ]);
+  });
+
+  it('errors are one clear line', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'broken.json'), '{"hooks": ');
+    const bad = await runCli(['import-claude', 'broken.json'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^hookledger: .*broken\.json: not valid JSON .*\n$/);
+    const missing = await runCli(['install-claude'], { cwd: dir });
+    expect(missing.stderr).toMatch(/--config PATH is required/);
+    expect(() => importClaudeHooks({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'x', timeout: 'ten' }] }] } }, { source: 's' })).toThrow(/timeout must be a number of seconds/);
+    const invalidRegex = importClaudeHooks({ hooks: { PreToolUse: [{ matcher: 'Bash(', hooks: [{ type: 'command', command: 'x' }] }] } }, { source: 's' });
+    expect(invalidRegex.unsupported[0]!.why).toMatch(/not a valid regular expression/);
+  });
+});

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importClaudeHooks, installHookledger } from '../../src/adapters/claude-settings.js';
@@ -103,7 +103,10 @@ describe('install-claude and import-claude', () => {
     const res = await runCli(['install-claude', '--user', '--config', join(dir, 'hooks.json'), '--db', join(dir, 'l.db'), '--on-error', 'allow'], { cwd: dir, env: { HOME: home } });
     expect(res.code).toBe(0);
     const user = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'));
-    expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(`hookledger claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`);
+    // The default launcher is the single-file bundle when `npm run build` made it, else `hookledger`.
+    const bundle = join(import.meta.dirname, '../../dist/bundle/claude.mjs');
+    const bin = existsSync(bundle) ? `node ${JSON.stringify(bundle)}` : 'hookledger';
+    expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(`${bin} claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`);
 
     const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
     expect(skipped).toEqual(['SessionStart']);

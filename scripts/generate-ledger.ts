@@ -15,7 +15,6 @@ import { parseArgs } from 'node:util';
 import { defineHooks, type HookSet, type ResolvedHook } from '../src/domain/hooks.js';
 import { normaliseInvocation, type Invocation } from '../src/domain/invocation.js';
 import type { Outcome } from '../src/domain/outcomes.js';
-import type { Point } from '../src/domain/points.js';
 import type { Decision, ReasonCode } from '../src/domain/results.js';
 import { openLedger } from '../src/ledger/open.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';

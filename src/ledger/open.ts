@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../domain/errors.js';
-import { describeSqliteError } from './sqlite-errors.js';
+import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
 import * as schema from './schema.js';
 
@@ -115,7 +115,7 @@ function recoverDeadWriters(sqlite: Database.Database): { invocations: number; o
     )
     .pluck()
     .all(host, host) as number[];
-  const dead = writers.filter((pid) => !isAlive(pid));
+  const dead = writers.filter((pid) => !isProcessAlive(pid));
   if (dead.length === 0) return { invocations: 0, outcomes: 0 };
   const markInvocations = sqlite.prepare(
     `UPDATE invocations SET status = 'interrupted', message = coalesce(message, 'process ' || pid || ' ended before the decision was committed')
@@ -138,12 +138,3 @@ function recoverDeadWriters(sqlite: Database.Database): { invocations: number; o
   return { invocations, outcomes };
 }
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,11 +1,10 @@
 import type Database from 'better-sqlite3';
 import { hostname } from 'node:os';
-import { LedgerError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { ReplayRunStatus, ReplayTotals } from '../domain/replay.js';
 import type { Ledger } from './open.js';
 import type { ReplaySelection } from './queries/replay-source.js';
-import { describeSqliteError } from './sqlite-errors.js';
+import { guardWrite, isProcessAlive } from './sqlite-errors.js';
 import { LedgerWriter } from './write.js';
 
 /** One result row ready to insert: the columns plus the detail already serialised. */
@@ -124,25 +123,11 @@ export class ReplayStore {
       .prepare(`SELECT id, pid FROM replay_runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL`)
       .all(this.host) as { id: number; pid: number }[];
     const mark = this.ledger.sqlite.prepare(`UPDATE replay_runs SET status = 'incomplete' WHERE id = ? AND status = 'running'`);
-    for (const run of running) if (!isAlive(run.pid)) mark.run(run.id);
+    for (const run of running) if (!isProcessAlive(run.pid)) mark.run(run.id);
   }
 
   private guard<T>(what: string, write: () => T): T {
-    try {
-      return write();
-    } catch (error) {
-      if (error instanceof LedgerError) throw error;
-      throw new LedgerError('ledger_write_failed', `could not ${what} in ${this.ledger.path}: ${describeSqliteError(error)}`, { cause: error });
-    }
+    return guardWrite(this.ledger.path, what, write);
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /**
  * The ledger's tables. Times are ms since the epoch, durations µs, JSON as text
@@ -82,6 +82,8 @@ export const invocations = sqliteTable(
     index('invocations_deny_hook').on(t.decisiveHookId, t.id).where(sql`decision = 'deny'`),
     index('invocations_deny_hook_set').on(t.hookSetId, t.id).where(sql`decision = 'deny'`),
     index('invocations_deny_session').on(t.sessionId, t.id).where(sql`decision = 'deny'`),
+    // A time bound on denials becomes an id range read from the denials alone (a few percent of the window).
+    index('invocations_deny_started_at').on(t.startedAt, t.id).where(sql`decision = 'deny'`),
   ],
 );
 
@@ -214,4 +216,48 @@ export const pruneCheckpoints = sqliteTable('prune_checkpoints', {
   outcomes: integer('outcomes').notNull(),
   /** JSON array of [firstSeq, lastSeq, hashOfLastSeq] for each run of removed chain links. */
   removedJson: text('removed_json').notNull(),
+});
+
+
+/**
+ * Hook health, rolled up per hook per closed UTC hour (ledger/health-rollup.ts). Runs count in
+ * the hour their outcome started, skips in the hour their invocation started. Built lazily by
+ * `hookHealth`, deleted by prune for the hours it touches; never written on the per-event path.
+ */
+export const healthRollups = sqliteTable(
+  'health_rollups',
+  {
+    /** Start of the hour, ms since the epoch. */
+    hour: integer('hour').notNull(),
+    hookId: text('hook_id').notNull(),
+    runs: integer('runs').notNull(),
+    allows: integer('allows').notNull(),
+    denials: integer('denials').notNull(),
+    asks: integer('asks').notNull(),
+    modifies: integer('modifies').notNull(),
+    decisive: integer('decisive').notNull(),
+    failures: integer('failures').notNull(),
+    timeouts: integer('timeouts').notNull(),
+    observeOnlyViolations: integer('observe_only_violations').notNull(),
+    skips: integer('skips').notNull(),
+    interrupted: integer('interrupted').notNull(),
+    /** Runs with a duration (the histogram's total). */
+    timed: integer('timed').notNull(),
+    maxUs: integer('max_us'),
+    /** Duration histogram: varint pairs (bucket delta, count), buckets 2^(1/32) wide (health-rollup.ts). */
+    histogram: blob('histogram', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.hookId] })],
+);
+
+/** The hours rolled up (an hour without any outcome has no `health_rollups` row but is still built). */
+export const healthRollupHours = sqliteTable('health_rollup_hours', {
+  hour: integer('hour').primaryKey(),
+  builtAt: integer('built_at').notNull(),
+});
+
+/** One row: the highest invocation id the rollup has seen, to notice invocations recorded later with an older start. */
+export const healthRollupState = sqliteTable('health_rollup_state', {
+  id: integer('id').primaryKey(),
+  lastInvocationId: integer('last_invocation_id').notNull(),
 });

@@ -1,3 +1,5 @@
+import { LedgerError } from '../domain/errors.js';
+
 /** One line for a better-sqlite3 / filesystem error, naming the SQLite code when there is one. */
 export function describeSqliteError(error: unknown): string {
   const err = error as { code?: string; message?: string };
@@ -20,5 +22,26 @@ export function describeSqliteError(error: unknown): string {
       return `the file is not a valid hookledger database (${message})`;
     default:
       return err?.code ? `${err.code}: ${message}` : message;
+  }
+}
+
+/** Runs a write, turning SQLite failures into one-line LedgerErrors that say what was being written and where. */
+export function guardWrite<T>(path: string, what: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof LedgerError) throw error;
+    throw new LedgerError('ledger_write_failed', `could not ${what} in ${path}: ${describeSqliteError(error)}`, { cause: error });
+  }
+}
+
+/** Whether a writer process on this host still exists (EPERM: it does, under another user). */
+export function isProcessAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -10,7 +10,7 @@ import type { Ledger } from './open.js';
 import { ChainAppender, INVOCATION_SELECT, invocationEntry, OUTCOME_SELECT, outcomeEntry, type RawRow } from './integrity.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
-import { describeSqliteError } from './sqlite-errors.js';
+import { guardWrite } from './sqlite-errors.js';
 
 /** The final state of an invocation, committed with its outcomes. */
 export type InvocationResult = Pick<
@@ -300,16 +300,9 @@ export class LedgerWriter {
     return fingerprint;
   }
 
-  /** Runs a write, turning SQLite failures into one-line LedgerErrors that say what was being written. */
+  /** Runs a write; SQLite failures become one-line LedgerErrors (sqlite-errors.ts). */
   private guard<T>(what: string, write: () => T): T {
-    try {
-      return write();
-    } catch (error) {
-      if (error instanceof LedgerError) throw error;
-      throw new LedgerError('ledger_write_failed', `could not ${what} in ${this.ledger.path}: ${describeSqliteError(error)}`, {
-        cause: error,
-      });
-    }
+    return guardWrite(this.ledger.path, what, write);
   }
 }
 

@@ -55,7 +55,7 @@ export class HookSetReplayer {
 
   constructor(
     readonly hookSet: HookSet,
-    private readonly withBackground: boolean,
+    withBackground: boolean,
   ) {
     this.index = new HookIndex(hookSet);
     this.background = withBackground ? new BackgroundDispatcher(hookSet.backgroundConcurrency) : null;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Invocation } from '../domain/invocation.js';
-import { CLAUDE_EVENT_POINTS, POINT_CLAUDE_EVENTS, type Point } from '../domain/points.js';
+import { POINT_CLAUDE_EVENTS, type Point } from '../domain/points.js';
 import type { HookResultInput } from '../domain/results.js';
 import { HookExecutionFailure, type RuntimeContext } from './types.js';
 

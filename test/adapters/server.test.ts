@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHookServer, resolveServerToken, type HookServer } from '../../src/adapters/server.js';
 import { defineHooks, type HookDefinition } from '../../src/domain/hooks.js';
-import { deny, modify } from '../../src/domain/results.js';
+import { deny } from '../../src/domain/results.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { tsxLoader } from '../cli-helpers.js';
 import { setup, sleep, tempDir, tempLedger } from '../helpers.js';

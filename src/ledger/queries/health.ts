@@ -1,6 +1,7 @@
 import { InputError } from '../../domain/errors.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
+import { bucketRange, bucketValue, hasRollups, rollupTotals } from '../health-rollup.js';
 
 /** The window hook health covers when none is given. */
 export const DEFAULT_HEALTH_WINDOW_MS = 30 * 86_400_000;
@@ -12,6 +13,13 @@ export interface HealthOptions {
   until?: number;
   /** One hook only. */
   hookId?: string;
+  /** The time hours are judged closed against (rolled up only once they ended 10 minutes before it); default now. */
+  now?: number;
+  /**
+   * Percentiles are exact when the window holds at most this many runs (default
+   * `EXACT_PERCENTILE_LIMIT`), else read from the rollup histogram. 0 forces the histogram.
+   */
+  exactPercentileLimit?: number;
 }
 
 /** One hook's record over the window. Durations in µs. */
@@ -67,19 +75,114 @@ interface CountsRow {
   max_us: number | null;
 }
 
+/** Windows holding at most this many runs get exact percentiles; larger ones, the rollup histogram's. */
+export const EXACT_PERCENTILE_LIMIT = 200_000;
+
 /**
  * Per-hook runs, decisions, failures, timeouts, skips and p50/p95/max duration over a time
- * window. Everything is read from one covering index, `outcomes_health` on (hook_id,
- * duration_us, started_at, status, decision, ...): the counters are one pass over a hook's
- * index entries, and because the entries are ordered by duration a percentile is the k-th
- * entry that falls in the window (`ORDER BY duration_us LIMIT 1 OFFSET k-1`) with no sort;
- * p95 is read from the slow end, so it visits only the top 5%.
+ * window. Closed hours come from the hourly rollup (ledger/health-rollup.ts: built on first
+ * use, stored, rebuilt only when prune or a late-recorded invocation invalidates them); open
+ * hours and the partial hours at the window's edges are aggregated live, then merged. Counts
+ * and max are exact. Percentiles come from the merged duration histogram (buckets 2^(1/32),
+ * about 2.2%, wide; the bucket's geometric middle is reported, so within about 1.1% of the
+ * exact value); when the window holds at most `EXACT_PERCENTILE_LIMIT` runs they are exact: the
+ * histogram names the bucket holding the rank, and `outcomes_health` is read over that bucket's
+ * duration range only.
  */
 export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthReport {
   const until = options.until ?? Date.now();
   const since = options.since ?? until - DEFAULT_HEALTH_WINDOW_MS;
   if (since >= until) throw new InputError(`since: the window is empty (since ${new Date(since).toISOString()} is not before until ${new Date(until).toISOString()})`);
-  const hookIds = options.hookId !== undefined ? [options.hookId] : allHookIds(ledger);
+  if (!hasRollups(ledger)) return exactHealth(ledger, since, until, options.hookId);
+  const { totals } = rollupTotals(ledger, since, until, options.hookId, options.now ?? Date.now());
+  let windowRuns = 0;
+  for (const a of totals.values()) windowRuns += a.runs;
+  const exact = windowRuns <= (options.exactPercentileLimit ?? EXACT_PERCENTILE_LIMIT);
+  const hooks: HookHealth[] = [];
+  for (const [hookId, a] of totals) {
+    if (a.runs === 0 && a.skips === 0) continue;
+    const percentile = (p: number): number | null => {
+      if (a.timed === 0) return null;
+      const rank = Math.max(1, Math.ceil(p * a.timed));
+      const [bucket, below] = bucketAtRank(a.hist, rank);
+      if (!exact) return Math.min(bucketValue(bucket), a.maxUs ?? Number.MAX_SAFE_INTEGER);
+      const [lo, hi] = bucketRange(bucket);
+      const value = prepared<[string, number, number, number, number, number], number>(
+        ledger,
+        `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
+         WHERE hook_id = ? AND duration_us >= ? AND duration_us <= ? AND started_at >= ? AND started_at < ?
+         ORDER BY duration_us LIMIT 1 OFFSET ?`,
+      )
+        .pluck()
+        .get(hookId, lo, hi, since, until, rank - below - 1);
+      // The bucket's entries differ from the histogram's only for an outcome that started long after its invocation (see health-rollup.ts): read the whole hook then.
+      return value ?? exactPercentile(ledger, hookId, since, until, a.timed, rank);
+    };
+    hooks.push({
+      hookId,
+      runs: a.runs,
+      allows: a.allows,
+      denials: a.denials,
+      asks: a.asks,
+      modifies: a.modifies,
+      decisive: a.decisive,
+      failures: a.failures,
+      timeouts: a.timeouts,
+      observeOnlyViolations: a.violations,
+      skips: a.skips,
+      pending: a.pending,
+      interrupted: a.interrupted,
+      p50Us: percentile(0.5),
+      p95Us: percentile(0.95),
+      maxUs: a.maxUs,
+      failureRate: a.runs === 0 ? 0 : (a.failures + a.timeouts) / a.runs,
+    });
+  }
+  return { since, until, hooks: sortHooks(hooks) };
+}
+
+function sortHooks(hooks: HookHealth[]): HookHealth[] {
+  return hooks.sort((a, b) => b.failureRate - a.failureRate || (b.p95Us ?? 0) - (a.p95Us ?? 0) || a.hookId.localeCompare(b.hookId));
+}
+
+/** The bucket holding the rank-th smallest duration, and how many durations lie in lower buckets. */
+function bucketAtRank(hist: Map<number, number>, rank: number): [number, number] {
+  let below = 0;
+  let last = 0;
+  for (const b of [...hist.keys()].sort((x, y) => x - y)) {
+    const n = hist.get(b)!;
+    if (below + n >= rank) return [b, below];
+    below += n;
+    last = b;
+  }
+  return [last, below - (hist.get(last) ?? 0)];
+}
+
+/** Nearest-rank percentile over a hook's `outcomes_health` entries in the window, read from the nearer end. */
+function exactPercentile(ledger: Ledger, hookId: string, since: number, until: number, timed: number, rank: number): number | null {
+  const nthFast = prepared<[string, number, number, number], number>(
+    ledger,
+    `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
+     WHERE hook_id = ? AND duration_us IS NOT NULL AND started_at >= ? AND started_at < ?
+     ORDER BY duration_us LIMIT 1 OFFSET ?`,
+  ).pluck();
+  const nthSlow = prepared<[string, number, number, number], number>(
+    ledger,
+    `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
+     WHERE hook_id = ? AND duration_us IS NOT NULL AND started_at >= ? AND started_at < ?
+     ORDER BY duration_us DESC LIMIT 1 OFFSET ?`,
+  ).pluck();
+  return (rank <= timed / 2 ? nthFast.get(hookId, since, until, rank - 1) : nthSlow.get(hookId, since, until, timed - rank)) ?? null;
+}
+
+/**
+ * The report without the rollup, for a ledger opened read-only before the rollup existed:
+ * everything from one covering index, `outcomes_health` on (hook_id, duration_us, started_at,
+ * status, decision, ...): the counters are one pass over a hook's index entries, and because
+ * the entries are ordered by duration a percentile is the k-th entry that falls in the window.
+ */
+function exactHealth(ledger: Ledger, since: number, until: number, hookId: string | undefined): HealthReport {
+  const hookIds = hookId !== undefined ? [hookId] : allHookIds(ledger);
   const counts = prepared<[string, number, number], CountsRow>(
     ledger,
     `SELECT count(*) AS runs,
@@ -98,34 +201,18 @@ export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthR
      FROM outcomes INDEXED BY outcomes_health
      WHERE hook_id = ? AND started_at >= ? AND started_at < ?`,
   );
-  const nthFast = prepared<[string, number, number, number], number>(
-    ledger,
-    `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
-     WHERE hook_id = ? AND duration_us IS NOT NULL AND started_at >= ? AND started_at < ?
-     ORDER BY duration_us LIMIT 1 OFFSET ?`,
-  ).pluck();
-  const nthSlow = prepared<[string, number, number, number], number>(
-    ledger,
-    `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
-     WHERE hook_id = ? AND duration_us IS NOT NULL AND started_at >= ? AND started_at < ?
-     ORDER BY duration_us DESC LIMIT 1 OFFSET ?`,
-  ).pluck();
-  const skips = skipCounts(ledger, since, until, options.hookId);
+  const skips = skipCounts(ledger, since, until, hookId);
   const hooks: HookHealth[] = [];
-  for (const hookId of hookIds) {
-    const c = counts.get(hookId, since, until)!;
-    const skipped = skips.get(hookId) ?? 0;
+  for (const id of hookIds) {
+    const c = counts.get(id, since, until)!;
+    const skipped = skips.get(id) ?? 0;
     if (c.runs === 0 && skipped === 0) continue;
-    const percentile = (p: number): number | null => {
-      if (c.timed === 0) return null;
-      const rank = Math.max(1, Math.ceil(p * c.timed));
-      // Read from whichever end is nearer to the rank.
-      return rank <= c.timed / 2 ? nthFast.get(hookId, since, until, rank - 1)! : nthSlow.get(hookId, since, until, c.timed - rank)!;
-    };
+    const percentile = (p: number): number | null =>
+      c.timed === 0 ? null : exactPercentile(ledger, id, since, until, c.timed, Math.max(1, Math.ceil(p * c.timed)));
     const failures = c.failures ?? 0;
     const timeouts = c.timeouts ?? 0;
     hooks.push({
-      hookId,
+      hookId: id,
       runs: c.runs,
       allows: c.allows ?? 0,
       denials: c.denials ?? 0,
@@ -144,8 +231,7 @@ export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthR
       failureRate: c.runs === 0 ? 0 : (failures + timeouts) / c.runs,
     });
   }
-  hooks.sort((a, b) => b.failureRate - a.failureRate || (b.p95Us ?? 0) - (a.p95Us ?? 0) || a.hookId.localeCompare(b.hookId));
-  return { since, until, hooks };
+  return { since, until, hooks: sortHooks(hooks) };
 }
 
 /** Distinct hook ids, by hopping through the index (a loose index scan): one seek per hook, not one step per outcome. */

@@ -1,0 +1,408 @@
+import type Database from 'better-sqlite3';
+import type { Ledger } from './open.js';
+import { prepared } from './statements.js';
+
+/**
+ * Hourly hook-health rollups (`health_rollups`), built lazily by `hookHealth` and never on the
+ * per-event write path.
+ *
+ * Rules (docs/reports.md, "Hook health rollup"):
+ * - A run counts in the UTC hour its outcome started; a skip in the hour its invocation started.
+ * - An hour's outcomes are found through the invocations that started in it or up to
+ *   `LOOKBACK_MS` before it: a hook runs inside its invocation, or in the background just after
+ *   it, so its start is never earlier than its invocation's and, in practice, minutes later at most.
+ * - An hour is *closed*, and rolled up once, when it ended `SETTLE_MS` ago and no invocation that
+ *   started in it or in the lookback before it is still `running` or has a `pending` outcome
+ *   (a background hook that completes late would change the hour's counts). Hours that are not
+ *   closed, and the partial hours at the window's edges, are aggregated live on every query.
+ * - Invocations recorded after a build with an older start (an import, a clock step) are
+ *   noticed through `health_rollup_state.last_invocation_id`: the hours from their start on are
+ *   dropped and rebuilt. Prune drops the hours it touches (`rollupInvalidator`).
+ */
+
+export const HOUR_MS = 3_600_000;
+/** How long after an hour ends before it may be rolled up. */
+export const SETTLE_MS = 10 * 60_000;
+/** How far before an hour the invocations whose outcomes may start in it are looked for. */
+export const LOOKBACK_MS = HOUR_MS;
+/** Histogram resolution: buckets per doubling (each bucket is 2^(1/32) ≈ 2.2% wide). */
+export const BUCKETS_PER_OCTAVE = 32;
+
+/** Counters of one hook over some span, with its duration histogram (bucket → count). */
+export interface HealthAcc {
+  runs: number;
+  allows: number;
+  denials: number;
+  asks: number;
+  modifies: number;
+  decisive: number;
+  failures: number;
+  timeouts: number;
+  violations: number;
+  skips: number;
+  pending: number;
+  interrupted: number;
+  timed: number;
+  maxUs: number | null;
+  hist: Map<number, number>;
+}
+
+export function emptyAcc(): HealthAcc {
+  return { runs: 0, allows: 0, denials: 0, asks: 0, modifies: 0, decisive: 0, failures: 0, timeouts: 0, violations: 0, skips: 0, pending: 0, interrupted: 0, timed: 0, maxUs: null, hist: new Map() };
+}
+
+export function mergeAcc(into: HealthAcc, from: HealthAcc): void {
+  into.runs += from.runs;
+  into.allows += from.allows;
+  into.denials += from.denials;
+  into.asks += from.asks;
+  into.modifies += from.modifies;
+  into.decisive += from.decisive;
+  into.failures += from.failures;
+  into.timeouts += from.timeouts;
+  into.violations += from.violations;
+  into.skips += from.skips;
+  into.pending += from.pending;
+  into.interrupted += from.interrupted;
+  into.timed += from.timed;
+  if (from.maxUs !== null && (into.maxUs === null || from.maxUs > into.maxUs)) into.maxUs = from.maxUs;
+  for (const [b, n] of from.hist) into.hist.set(b, (into.hist.get(b) ?? 0) + n);
+}
+
+/** The histogram bucket of a duration: 0 for 0 µs, else 1 + floor(32 · log2(µs)). */
+export function bucketOf(us: number): number {
+  return us <= 0 ? 0 : 1 + Math.floor(Math.log2(us) * BUCKETS_PER_OCTAVE);
+}
+
+const rangeCache = new Map<number, [number, number]>();
+
+/**
+ * The whole µs values a bucket holds, [lo, hi] (hi < lo when it holds none). Derived from
+ * `bucketOf` itself, so that a SQL range over durations selects exactly the bucket's entries.
+ */
+export function bucketRange(b: number): [number, number] {
+  let r = rangeCache.get(b);
+  if (!r) {
+    r = [lowestIn(b), lowestIn(b + 1) - 1];
+    rangeCache.set(b, r);
+  }
+  return r;
+}
+
+function lowestIn(b: number): number {
+  if (b <= 0) return 0;
+  let c = Math.ceil(2 ** ((b - 1) / BUCKETS_PER_OCTAVE));
+  while (bucketOf(c) < b) c++;
+  while (c > 1 && bucketOf(c - 1) >= b) c--;
+  return c;
+}
+
+/** The value reported for a bucket: its geometric middle, as a whole µs inside the bucket. */
+export function bucketValue(b: number): number {
+  const [lo, hi] = bucketRange(b);
+  if (hi <= lo) return lo;
+  return Math.min(hi, Math.max(lo, Math.round(2 ** ((b - 0.5) / BUCKETS_PER_OCTAVE))));
+}
+
+/** Sparse histogram as unsigned LEB128 pairs (bucket delta, count), buckets ascending. */
+export function encodeHistogram(hist: Map<number, number>): Buffer {
+  const bytes: number[] = [];
+  const put = (n: number) => {
+    while (n >= 0x80) {
+      bytes.push((n % 0x80) | 0x80);
+      n = Math.floor(n / 0x80);
+    }
+    bytes.push(n);
+  };
+  let last = 0;
+  for (const b of [...hist.keys()].sort((x, y) => x - y)) {
+    put(b - last);
+    put(hist.get(b)!);
+    last = b;
+  }
+  return Buffer.from(bytes);
+}
+
+export function decodeHistogramInto(buf: Uint8Array, into: Map<number, number>): void {
+  let i = 0;
+  let bucket = 0;
+  const next = () => {
+    let n = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = buf[i++]!;
+      n += (byte & 0x7f) * scale;
+      if (byte < 0x80) return n;
+      scale *= 0x80;
+    }
+  };
+  while (i < buf.length) {
+    bucket += next();
+    const count = next();
+    into.set(bucket, (into.get(bucket) ?? 0) + count);
+  }
+}
+
+const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+
+type LiveRow = [invStartedAt: number, hookId: string, startedAt: number | null, status: string, decision: string | null, failureReason: string | null, decisive: number, durationUs: number | null];
+
+/**
+ * Aggregates [from, to) live, per hour and hook: the outcomes of the invocations that started
+ * in [from - LOOKBACK_MS, to), read through `invocations_started_at` and `outcomes_invocation`.
+ * The counters are the ones `hookHealth`'s exact path computes with SQL.
+ */
+export function aggregateLive(ledger: Ledger, from: number, to: number): Map<number, Map<string, HealthAcc>> {
+  const rows = prepared<[number, number], LiveRow>(
+    ledger,
+    `SELECT i.started_at, o.hook_id, o.started_at, o.status, o.decision, o.failure_reason, o.decisive, o.duration_us
+     FROM invocations i INDEXED BY invocations_started_at JOIN outcomes o INDEXED BY outcomes_invocation ON o.invocation_id = i.id
+     WHERE i.started_at >= ? AND i.started_at < ?`,
+  ).raw();
+  const hours = new Map<number, Map<string, HealthAcc>>();
+  const acc = (hour: number, hookId: string): HealthAcc => {
+    let byHook = hours.get(hour);
+    if (!byHook) hours.set(hour, (byHook = new Map()));
+    let a = byHook.get(hookId);
+    if (!a) byHook.set(hookId, (a = emptyAcc()));
+    return a;
+  };
+  for (const [invAt, hookId, at, status, decision, failureReason, decisive, durationUs] of rows.iterate(from - LOOKBACK_MS, to)) {
+    if (status === 'skipped' && invAt >= from) acc(floorHour(invAt), hookId).skips++;
+    if (at === null || at < from || at >= to) continue;
+    const a = acc(floorHour(at), hookId);
+    a.runs++;
+    if (decision === 'allow') a.allows++;
+    else if (failureReason === null) {
+      if (decision === 'deny') a.denials++;
+      else if (decision === 'ask') a.asks++;
+      else if (decision === 'modify') a.modifies++;
+    }
+    if (decisive) a.decisive++;
+    if (status === 'failed') a.failures++;
+    else if (status === 'timed_out') a.timeouts++;
+    else if (status === 'pending') a.pending++;
+    else if (status === 'interrupted') a.interrupted++;
+    if (failureReason === 'observe_only_violation') a.violations++;
+    if (durationUs !== null) {
+      a.timed++;
+      if (a.maxUs === null || durationUs > a.maxUs) a.maxUs = durationUs;
+      const b = bucketOf(durationUs);
+      a.hist.set(b, (a.hist.get(b) ?? 0) + 1);
+    }
+  }
+  return hours;
+}
+
+interface RollupRow {
+  hour: number;
+  hook_id: string;
+  runs: number;
+  allows: number;
+  denials: number;
+  asks: number;
+  modifies: number;
+  decisive: number;
+  failures: number;
+  timeouts: number;
+  observe_only_violations: number;
+  skips: number;
+  interrupted: number;
+  timed: number;
+  max_us: number | null;
+  histogram: Buffer;
+}
+
+/** Whether this ledger has the rollup tables (a read-only open of an older ledger does not). */
+export function hasRollups(ledger: Ledger): boolean {
+  return prepared(ledger, `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'health_rollups'`).get() !== undefined;
+}
+
+/** What `rollupTotals` did, for tests and the benchmark. */
+export interface RollupStats {
+  /** Hours read from the rollup. */
+  rolledUp: number;
+  /** Hours rolled up by this call. */
+  built: number;
+  /** Spans aggregated live. */
+  live: [number, number][];
+  /** Hours dropped because invocations with an older start were recorded after they were built. */
+  dropped: boolean;
+}
+
+/**
+ * Per-hook totals over [since, until): closed hours from the rollup (building the missing ones
+ * from the live aggregation and storing them), the rest live. Read under one snapshot; the
+ * new hours are stored in a short IMMEDIATE transaction afterwards, unless a prune ran meanwhile.
+ */
+export function rollupTotals(
+  ledger: Ledger,
+  since: number,
+  until: number,
+  hookId: string | undefined,
+  now: number,
+): { totals: Map<string, HealthAcc>; stats: RollupStats } {
+  const s = ledger.sqlite;
+  const stats: RollupStats = { rolledUp: 0, built: 0, live: [], dropped: false };
+  const totals = new Map<string, HealthAcc>();
+  const add = (hook: string, a: HealthAcc) => {
+    if (hookId !== undefined && hook !== hookId) return;
+    let t = totals.get(hook);
+    if (!t) totals.set(hook, (t = emptyAcc()));
+    mergeAcc(t, a);
+  };
+  let toStore: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
+  let snapshot = { lastSeen: null as number | null, maxId: 0, pruneMark: 0, staleFrom: null as number | null };
+
+  s.transaction(() => {
+    const lastSeen = prepared<[], number>(ledger, 'SELECT last_invocation_id FROM health_rollup_state WHERE id = 1').pluck().get() ?? null;
+    const maxId = prepared<[], number | null>(ledger, 'SELECT max(id) FROM invocations').pluck().get() ?? 0;
+    const pruneMark = prepared<[], number | null>(ledger, 'SELECT max(id) FROM prune_checkpoints').pluck().get() ?? 0;
+    // Rows recorded since the last build: their earliest start is where built hours may have gone stale.
+    const staleAt =
+      lastSeen !== null && maxId > lastSeen
+        ? prepared<[number], number | null>(ledger, 'SELECT min(started_at) FROM invocations WHERE id > ?').pluck().get(lastSeen) ?? null
+        : null;
+    const staleFrom = staleAt === null ? null : floorHour(staleAt);
+    snapshot = { lastSeen, maxId, pruneMark, staleFrom };
+    const firstStart = prepared<[], number | null>(ledger, 'SELECT min(started_at) FROM invocations').pluck().get() ?? null;
+    if (firstStart === null) return;
+    // Nothing starts before the first invocation: the window need not reach further back (no empty hours to mark).
+    const from = Math.max(since, floorHour(firstStart));
+    if (from >= until) return;
+    const valid = (hour: number) => staleFrom === null || hour < staleFrom;
+    const built = prepared<[number, number], number>(ledger, 'SELECT hour FROM health_rollup_hours WHERE hour >= ? AND hour < ? ORDER BY hour')
+      .pluck()
+      .all(ceilHour(from), floorHour(until))
+      .filter(valid);
+    if (built.length > 0) {
+      const builtSet = new Set(built);
+      const rollupRows = (
+        hookId === undefined
+          ? prepared<[number, number], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ?').all(built[0]!, built[built.length - 1]! + HOUR_MS)
+          : prepared<[number, number, string], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ? AND hook_id = ?').all(
+              built[0]!,
+              built[built.length - 1]! + HOUR_MS,
+              hookId,
+            )
+      ).filter((r) => builtSet.has(r.hour));
+      for (const r of rollupRows) add(r.hook_id, accFromRow(r));
+      stats.rolledUp = built.length;
+    }
+    // Spans not covered by built hours are aggregated live.
+    const spans: [number, number][] = [];
+    let cursor = from;
+    for (const hour of built) {
+      if (cursor < hour) spans.push([cursor, hour]);
+      cursor = hour + HOUR_MS;
+    }
+    if (cursor < until) spans.push([cursor, until]);
+    stats.live = spans;
+    const closedBefore = floorHour(now - SETTLE_MS);
+    const open = spans.length === 0 ? [] : openStarts(ledger);
+    const blocked = (hour: number) => open.some((at) => at >= hour - LOOKBACK_MS && at < hour + HOUR_MS);
+    toStore = [];
+    for (const [a, b] of spans) {
+      const live = aggregateLive(ledger, a, b);
+      for (const byHook of live.values()) for (const [hook, acc] of byHook) add(hook, acc);
+      if (s.readonly) continue;
+      // Whole hours of the span that are closed (stale hours included: they are replaced).
+      for (let hour = ceilHour(a); hour + HOUR_MS <= Math.min(b, closedBefore); hour += HOUR_MS) {
+        if (!blocked(hour)) toStore.push({ hour, hooks: live.get(hour) ?? new Map() });
+      }
+    }
+  })();
+
+  if (!s.readonly && (toStore.length > 0 || snapshot.staleFrom !== null || snapshot.lastSeen !== snapshot.maxId)) {
+    try {
+      store();
+    } catch (error) {
+      // The rollup is a cache: a ledger busy beyond busy_timeout (or read-only on disk) is still reported on, live.
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !/^SQLITE_(BUSY|READONLY)/.test(code)) throw error;
+    }
+  }
+  return { totals, stats };
+
+  function store(): void {
+    s.transaction(() => {
+      // A prune that ran since the snapshot may have removed rows these hours counted.
+      if ((prepared<[], number | null>(ledger, 'SELECT max(id) FROM prune_checkpoints').pluck().get() ?? 0) !== snapshot.pruneMark) return;
+      if (snapshot.staleFrom !== null) {
+        prepared(ledger, 'DELETE FROM health_rollups WHERE hour >= ?').run(snapshot.staleFrom);
+        stats.dropped = prepared(ledger, 'DELETE FROM health_rollup_hours WHERE hour >= ?').run(snapshot.staleFrom).changes > 0;
+      }
+      const insertHour = prepared(ledger, 'INSERT OR REPLACE INTO health_rollup_hours (hour, built_at) VALUES (?, ?)');
+      const insertRow = prepared(
+        ledger,
+        `INSERT OR REPLACE INTO health_rollups (hour, hook_id, runs, allows, denials, asks, modifies, decisive, failures, timeouts,
+           observe_only_violations, skips, interrupted, timed, max_us, histogram) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const at = Date.now();
+      for (const { hour, hooks } of toStore) {
+        for (const [hook, a] of hooks) {
+          insertRow.run(hour, hook, a.runs, a.allows, a.denials, a.asks, a.modifies, a.decisive, a.failures, a.timeouts, a.violations, a.skips, a.interrupted, a.timed, a.maxUs, encodeHistogram(a.hist));
+        }
+        insertHour.run(hour, at);
+      }
+      stats.built = toStore.length;
+      prepared(ledger, 'INSERT INTO health_rollup_state (id, last_invocation_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last_invocation_id = max(last_invocation_id, excluded.last_invocation_id)').run(
+        snapshot.maxId,
+      );
+    }).immediate();
+  }
+}
+
+/** Starts of the invocations still running or with a pending outcome (few: the partial indexes hold only them). */
+function openStarts(ledger: Ledger): number[] {
+  return prepared<[], number>(
+    ledger,
+    `SELECT started_at FROM invocations INDEXED BY invocations_running WHERE status = 'running'
+     UNION SELECT i.started_at FROM outcomes o INDEXED BY outcomes_pending JOIN invocations i ON i.id = o.invocation_id WHERE o.status = 'pending'`,
+  )
+    .pluck()
+    .all();
+}
+
+function accFromRow(r: RollupRow): HealthAcc {
+  const a: HealthAcc = {
+    runs: r.runs,
+    allows: r.allows,
+    denials: r.denials,
+    asks: r.asks,
+    modifies: r.modifies,
+    decisive: r.decisive,
+    failures: r.failures,
+    timeouts: r.timeouts,
+    violations: r.observe_only_violations,
+    skips: r.skips,
+    pending: 0,
+    interrupted: r.interrupted,
+    timed: r.timed,
+    maxUs: r.max_us,
+    hist: new Map(),
+  };
+  decodeHistogramInto(r.histogram, a.hist);
+  return a;
+}
+
+/**
+ * For prune: drops the rollup hours a batch of invocations (a JSON array of ids) touches, before
+ * they are deleted, in the same transaction. Those hours are rebuilt from what remains.
+ */
+export function rollupInvalidator(s: Database.Database): (idsJson: string) => void {
+  const hours = s
+    .prepare(
+      `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM invocations WHERE id IN (SELECT value FROM json_each(?1))
+       UNION SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?1)) AND started_at IS NOT NULL`,
+    )
+    .pluck() as Database.Statement<[string], number>;
+  const dropRows = s.prepare('DELETE FROM health_rollups WHERE hour IN (SELECT value FROM json_each(?))');
+  const dropHours = s.prepare('DELETE FROM health_rollup_hours WHERE hour IN (SELECT value FROM json_each(?))');
+  return (idsJson) => {
+    const touched = JSON.stringify(hours.all(idsJson));
+    dropRows.run(touched);
+    dropHours.run(touched);
+  };
+}

@@ -2,11 +2,15 @@
  * Benchmarks the report queries on a large ledger (see scripts/generate-ledger.ts):
  *
  *   npm run generate:ledger -- --out /tmp/hookledger-1m.db
- *   npm run bench:reports -- --db /tmp/hookledger-1m.db [--runs 200] [--skip-export]
+ *   npm run bench:reports -- --db /tmp/hookledger-1m.db [--runs 200] [--skip-export] [--export-days N]
  *
  * Prints p50 / p99 per query (ms) against its target, and the ratio of p50 to a baseline
  * measured in the same run (a primary-key row read), the export throughput and peak RSS (in
  * a child process, so the number is the export's own), and the ledger's bytes per invocation.
+ * JSON Lines is also written the pre-splice way (`JSON.stringify` of each `ExportRecord`) as a
+ * baseline in the same run. `--export-days N` exports only the ledger's first N days.
+ * Hook health is timed cold once (the rollup tables emptied first, so the run builds them) and
+ * then warm.
  */
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -16,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { openLedger, type Ledger } from '../src/ledger/open.js';
 import { groupDenials, listDenials, DENIAL_GROUPS } from '../src/ledger/queries/denials.js';
 import { explain } from '../src/ledger/queries/explain.js';
-import { writeExport, type ExportFormat } from '../src/ledger/queries/export.js';
+import { exportRecords, writeExport, type ExportFormat } from '../src/ledger/queries/export.js';
 import type { InvocationFilter } from '../src/ledger/queries/filters.js';
 import { hookHealth } from '../src/ledger/queries/health.js';
 import { listSessions, sessionTimeline } from '../src/ledger/queries/sessions.js';
@@ -28,6 +32,8 @@ const { values } = parseArgs({
     'skip-export': { type: 'boolean', default: false },
     'export-child': { type: 'string' },
     format: { type: 'string', default: 'jsonl' },
+    'export-days': { type: 'string' },
+    'export-until': { type: 'string' },
   },
 });
 
@@ -51,7 +57,23 @@ function time<T>(runs: number, arg: (i: number) => T, fn: (a: T) => unknown): { 
   return { p50: quantile(samples, 0.5), p99: quantile(samples, 0.99) };
 }
 
-async function exportChild(db: string, format: ExportFormat): Promise<void> {
+/** The export as it was before stored JSON was spliced into the line: parse, then `JSON.stringify` the record. */
+async function writeExportRecords(ledger: Ledger, filter: InvocationFilter, out: Writable): Promise<number> {
+  let count = 0;
+  let chunk = '';
+  for (const record of exportRecords(ledger, filter)) {
+    chunk += `${JSON.stringify(record)}\n`;
+    count += 1;
+    if (chunk.length >= 65_536) {
+      if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
+      chunk = '';
+    }
+  }
+  if (chunk.length > 0) out.write(chunk);
+  return count;
+}
+
+async function exportChild(db: string, format: ExportFormat | 'jsonl-records'): Promise<void> {
   const ledger = openLedger({ path: db });
   let bytes = 0;
   let peak = process.memoryUsage().rss;
@@ -67,11 +89,20 @@ async function exportChild(db: string, format: ExportFormat): Promise<void> {
     },
   });
   const t0 = process.hrtime.bigint();
-  const rows = await writeExport(ledger, {}, sink, { format });
+  const filter: InvocationFilter = values['export-until'] ? { until: Number(values['export-until']) } : {};
+  const rows = format === 'jsonl-records' ? await writeExportRecords(ledger, filter, sink) : await writeExport(ledger, filter, sink, { format });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   peak = Math.max(peak, process.memoryUsage().rss);
   process.stdout.write(JSON.stringify({ rows, seconds, bytes, startRss, peakRss: peak, maxRss: process.resourceUsage().maxRSS * 1024 }));
   ledger.close();
+}
+
+/** One timed run (a cold start cannot be repeated). */
+function once(fn: () => unknown): { p50: number; p99: number } {
+  const t0 = process.hrtime.bigint();
+  fn();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  return { p50: ms, p99: ms };
 }
 
 function pad(text: string, width: number, right = false): string {
@@ -79,7 +110,7 @@ function pad(text: string, width: number, right = false): string {
 }
 
 async function main(): Promise<void> {
-  if (values['export-child']) return exportChild(values['export-child'], values.format as ExportFormat);
+  if (values['export-child']) return exportChild(values['export-child'], values.format as ExportFormat | 'jsonl-records');
   const db = values.db!;
   const runs = Number(values.runs);
   const ledger: Ledger = openLedger({ path: db });
@@ -141,20 +172,28 @@ async function main(): Promise<void> {
   for (const by of DENIAL_GROUPS) {
     rows.push([`denials --group-by ${by} (whole ledger)`, time(Math.max(5, runs / 20), () => by, (b) => groupDenials(ledger, {}, b)), '1 s']);
   }
-  rows.push(['hook health, 30 days', time(5, () => null, () => hookHealth(ledger, { since: newest - 30 * DAY, until: newest + 1 })), '1 s']);
-  rows.push(['hook health, whole ledger (90 days)', time(3, () => null, () => hookHealth(ledger, { since: 0, until: newest + 1 })), '-']);
+  const health30 = () => hookHealth(ledger, { since: newest - 30 * DAY, until: newest + 1 });
+  const health90 = () => hookHealth(ledger, { since: 0, until: newest + 1 });
+  s.exec('DELETE FROM health_rollups; DELETE FROM health_rollup_hours; DELETE FROM health_rollup_state');
+  rows.push(['hook health, 30 days, cold (builds rollup)', once(health30), '-']);
+  rows.push(['hook health, 30 days', time(5, () => null, health30), '1 s']);
+  rows.push(['hook health, 90 days, cold (60 more days)', once(health90), '-']);
+  rows.push(['hook health, whole ledger (90 days)', time(3, () => null, health90), '-']);
+  const oldest = s.prepare('SELECT min(started_at) FROM invocations').pluck().get() as number;
   ledger.close();
 
   if (!values['skip-export']) {
-    for (const format of ['jsonl', 'csv'] as const) {
-      const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--export-child', db, '--format', format], {
+    const days = values['export-days'];
+    const until = days ? ['--export-until', String(oldest + Number(days) * DAY)] : [];
+    for (const format of ['jsonl', 'jsonl-records', 'csv'] as const) {
+      const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--export-child', db, '--format', format, ...until], {
         encoding: 'utf8',
         maxBuffer: 1024 * 1024,
       });
       if (child.status !== 0) throw new Error(`export child failed: ${child.stderr}`);
       const r = JSON.parse(child.stdout) as { rows: number; seconds: number; bytes: number; startRss: number; peakRss: number; maxRss: number };
       console.log(
-        `\nexport ${format}: ${r.rows.toLocaleString('en')} invocations in ${r.seconds.toFixed(1)}s = ${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s, ` +
+        `\nexport ${format === 'jsonl-records' ? 'jsonl, parse + stringify (before)' : format}: ${r.rows.toLocaleString('en')} invocations in ${r.seconds.toFixed(1)}s = ${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s, ` +
           `${(r.bytes / 1e6).toFixed(0)} MB written; RSS ${(r.startRss / 1e6).toFixed(0)} MB at start, peak ${(r.maxRss / 1e6).toFixed(0)} MB`,
       );
     }

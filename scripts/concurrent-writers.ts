@@ -51,7 +51,9 @@ async function child(): Promise<void> {
     }
     summary.latenciesMs.push(performance.now() - t0);
   }
-  await runner.close();
+  // Every background outcome must complete too: under FULL with 8 writers the queue left at the
+  // end can take longer than the default 5 s close deadline (they would be recorded as skipped).
+  await runner.close({ deadlineMs: 120_000 });
   ledger.close();
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

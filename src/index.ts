@@ -108,3 +108,8 @@ export { pruneLedger, parseCutoff } from './ledger/prune.js';
 export type { PruneOptions, PruneReport } from './ledger/prune.js';
 export { placeHold, releaseHold, listHolds } from './ledger/holds.js';
 export type { LegalHold } from './ledger/holds.js';
+
+// Worker isolation for hooks that may block the event loop (docs/reliability.md).
+export { ISOLATIONS } from './domain/hooks.js';
+export type { Isolation } from './domain/hooks.js';
+export { closeIdleWorkers } from './runtimes/worker.js';

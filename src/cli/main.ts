@@ -78,10 +78,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 /** Maps an error to one stderr line and an exit code. */
 export function reportError(error: unknown, io: CliIo): number {
   if (error instanceof HookledgerError) {
-    io.stderr.write(`hookledger: ${error.message}\n`);
+    io.stderr.write(`hookledger: ${oneLine(error.message)}\n`);
     return error.exitCode;
   }
-  io.stderr.write(`hookledger: internal error: ${describeThrown(error)} (set HOOKLEDGER_DEBUG=1 for details)\n`);
+  io.stderr.write(`hookledger: internal error: ${oneLine(describeThrown(error))} (set HOOKLEDGER_DEBUG=1 for details)\n`);
   if (io.env.HOOKLEDGER_DEBUG) io.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
   return 1;
 }
@@ -94,4 +94,9 @@ export function runCli(): void {
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
   const finish = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   main(process.argv.slice(2), io).then(finish, (error: unknown) => finish(reportError(error, io)));
+}
+
+/** Messages quoting the input (a JSON parse error, a path with a newline) must still be one line. */
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
 }

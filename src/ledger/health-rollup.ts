@@ -51,7 +51,17 @@ export function emptyAcc(): HealthAcc {
   return { runs: 0, allows: 0, denials: 0, asks: 0, modifies: 0, decisive: 0, failures: 0, timeouts: 0, violations: 0, skips: 0, pending: 0, interrupted: 0, timed: 0, maxUs: null, hist: new Map() };
 }
 
-export function mergeAcc(into: HealthAcc, from: HealthAcc): void {
+/** A hook's totals over a window: the counters of `HealthAcc`, the histogram as a dense array (merging thousands of hours). */
+export type HealthTotals = Omit<HealthAcc, 'hist'> & { hist: Float64Array };
+
+/** Buckets of the dense histogram: every duration up to 2^53 µs. */
+export const BUCKET_COUNT = 2 + 53 * BUCKETS_PER_OCTAVE;
+
+function emptyTotals(): HealthTotals {
+  return { ...emptyAcc(), hist: new Float64Array(BUCKET_COUNT) };
+}
+
+function mergeCounters(into: Omit<HealthAcc, 'hist'>, from: Omit<HealthAcc, 'hist'>): void {
   into.runs += from.runs;
   into.allows += from.allows;
   into.denials += from.denials;
@@ -66,7 +76,6 @@ export function mergeAcc(into: HealthAcc, from: HealthAcc): void {
   into.interrupted += from.interrupted;
   into.timed += from.timed;
   if (from.maxUs !== null && (into.maxUs === null || from.maxUs > into.maxUs)) into.maxUs = from.maxUs;
-  for (const [b, n] of from.hist) into.hist.set(b, (into.hist.get(b) ?? 0) + n);
 }
 
 /** The histogram bucket of a duration: 0 for 0 µs, else 1 + floor(32 · log2(µs)). */
@@ -123,7 +132,7 @@ export function encodeHistogram(hist: Map<number, number>): Buffer {
   return Buffer.from(bytes);
 }
 
-export function decodeHistogramInto(buf: Uint8Array, into: Map<number, number>): void {
+export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
   let i = 0;
   let bucket = 0;
   const next = () => {
@@ -139,7 +148,7 @@ export function decodeHistogramInto(buf: Uint8Array, into: Map<number, number>):
   while (i < buf.length) {
     bucket += next();
     const count = next();
-    into.set(bucket, (into.get(bucket) ?? 0) + count);
+    into[bucket] = into[bucket]! + count;
   }
 }
 
@@ -242,15 +251,27 @@ export function rollupTotals(
   until: number,
   hookId: string | undefined,
   now: number,
-): { totals: Map<string, HealthAcc>; stats: RollupStats } {
+): { totals: Map<string, HealthTotals>; stats: RollupStats } {
   const s = ledger.sqlite;
   const stats: RollupStats = { rolledUp: 0, built: 0, live: [], dropped: false };
-  const totals = new Map<string, HealthAcc>();
-  const add = (hook: string, a: HealthAcc) => {
-    if (hookId !== undefined && hook !== hookId) return;
+  const totals = new Map<string, HealthTotals>();
+  const total = (hook: string): HealthTotals | null => {
+    if (hookId !== undefined && hook !== hookId) return null;
     let t = totals.get(hook);
-    if (!t) totals.set(hook, (t = emptyAcc()));
-    mergeAcc(t, a);
+    if (!t) totals.set(hook, (t = emptyTotals()));
+    return t;
+  };
+  const add = (hook: string, a: HealthAcc) => {
+    const t = total(hook);
+    if (!t) return;
+    mergeCounters(t, a);
+    for (const [b, n] of a.hist) t.hist[b] = t.hist[b]! + n;
+  };
+  const addRow = (r: RollupRow) => {
+    const t = total(r.hook_id);
+    if (!t) return;
+    mergeCounters(t, countersFromRow(r));
+    decodeHistogramInto(r.histogram, t.hist);
   };
   let toStore: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
   let snapshot = { lastSeen: null as number | null, maxId: 0, pruneMark: 0, staleFrom: null as number | null };
@@ -287,7 +308,7 @@ export function rollupTotals(
               hookId,
             )
       ).filter((r) => builtSet.has(r.hour));
-      for (const r of rollupRows) add(r.hook_id, accFromRow(r));
+      for (const r of rollupRows) addRow(r);
       stats.rolledUp = built.length;
     }
     // Spans not covered by built hours are aggregated live.
@@ -365,8 +386,8 @@ function openStarts(ledger: Ledger): number[] {
     .all();
 }
 
-function accFromRow(r: RollupRow): HealthAcc {
-  const a: HealthAcc = {
+function countersFromRow(r: RollupRow): Omit<HealthAcc, 'hist'> {
+  return {
     runs: r.runs,
     allows: r.allows,
     denials: r.denials,
@@ -381,10 +402,7 @@ function accFromRow(r: RollupRow): HealthAcc {
     interrupted: r.interrupted,
     timed: r.timed,
     maxUs: r.max_us,
-    hist: new Map(),
   };
-  decodeHistogramInto(r.histogram, a.hist);
-  return a;
 }
 
 /**
@@ -394,14 +412,14 @@ function accFromRow(r: RollupRow): HealthAcc {
 export function rollupInvalidator(s: Database.Database): (idsJson: string) => void {
   const hours = s
     .prepare(
-      `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM invocations WHERE id IN (SELECT value FROM json_each(?1))
-       UNION SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?1)) AND started_at IS NOT NULL`,
+      `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM invocations WHERE id IN (SELECT value FROM json_each(?))
+       UNION SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?)) AND started_at IS NOT NULL`,
     )
-    .pluck() as Database.Statement<[string], number>;
+    .pluck() as Database.Statement<[string, string], number>;
   const dropRows = s.prepare('DELETE FROM health_rollups WHERE hour IN (SELECT value FROM json_each(?))');
   const dropHours = s.prepare('DELETE FROM health_rollup_hours WHERE hour IN (SELECT value FROM json_each(?))');
   return (idsJson) => {
-    const touched = JSON.stringify(hours.all(idsJson));
+    const touched = JSON.stringify(hours.all(idsJson, idsJson));
     dropRows.run(touched);
     dropHours.run(touched);
   };

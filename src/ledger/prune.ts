@@ -3,6 +3,7 @@ import { UsageError } from '../domain/errors.js';
 import { ChainAppender, CHECKPOINT_SELECT, checkpointEntry, type RawRow } from './integrity.js';
 import type { Ledger } from './open.js';
 import { describeSqliteError } from './sqlite-errors.js';
+import { rollupInvalidator } from './health-rollup.js';
 import { LedgerError } from '../domain/errors.js';
 
 export interface PruneOptions {
@@ -156,6 +157,7 @@ class PruneBatch {
     const insertCheckpoint = s.prepare('INSERT INTO prune_checkpoints (at, before, invocations, outcomes, removed_json) VALUES (?, ?, ?, ?, ?)');
     const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
     const appender = new ChainAppender(s);
+    const invalidateRollups = rollupInvalidator(s);
 
     const tx = s.transaction((before: number, afterId: number, limit: number) => {
       const ids = selectIds.all(before, afterId, limit);
@@ -172,6 +174,7 @@ class PruneBatch {
         } else runs.push([seq, seq, hash]);
       }
       deleteLinks.run(JSON.stringify(links.map((l) => l[0])));
+      invalidateRollups(idsJson);
       const outcomes = deleteOutcomes.run(idsJson).changes;
       const invocations = deleteInvocations.run(idsJson).changes;
       const at = Date.now();

@@ -15,7 +15,8 @@ export function blankOutcome(registration: Registration, point: Point): Outcome 
     executionOrder: null,
     mode: hook.mode,
     capability: hook.capability,
-    runtime: hook.runtime.kind,
+    // An isolated in-process hook ran in a worker thread: the record says so.
+    runtime: hook.runtime.kind === 'in_process' && hook.runtime.isolation === 'worker' ? 'worker' : hook.runtime.kind,
     status: 'pending',
     decision: null,
     decisive: false,

@@ -11,9 +11,10 @@ export const RESULT_LIMIT_BYTES = 1024 * 1024;
 /**
  * True when `value` serialised as JSON would exceed `limit` bytes (counting UTF-16 units for
  * strings, which is close enough for a cap). The walk stops as soon as the limit is passed,
- * so a 500 MB answer costs about as much as a 1 MB one; a value seen twice (a cycle, a shared
- * subtree) is counted once. Never throws: a value that cannot be read (a throwing getter, a
- * revoked proxy) is left to validation, which reports it.
+ * so a 500 MB answer costs about as much as a 1 MB one. A subtree referenced many times is
+ * counted every time, as JSON would write it; only a real cycle (an object inside itself) is
+ * not followed, and left to the ledger, which stores it as a description. Never throws: a
+ * value that cannot be read (a throwing getter, a revoked proxy) is left to validation.
  */
 export function exceedsJsonLimit(value: unknown, limit = RESULT_LIMIT_BYTES): boolean {
   if (value === undefined || value === null || typeof value !== 'object') {
@@ -21,28 +22,37 @@ export function exceedsJsonLimit(value: unknown, limit = RESULT_LIMIT_BYTES): bo
   }
   try {
     let size = 0;
-    const seen = new Set<object>();
-    const stack: unknown[] = [value];
+    // Objects on the path from the root to the current one: meeting one again is a cycle.
+    const ancestors = new Set<object>();
+    const stack: { value: unknown; leave?: object }[] = [{ value }];
     while (stack.length > 0) {
-      const v = stack.pop();
+      const frame = stack.pop()!;
+      if (frame.leave !== undefined) {
+        ancestors.delete(frame.leave);
+        continue;
+      }
+      const v = frame.value;
       if (typeof v === 'string') size += v.length + 2;
       else if (v === null || typeof v !== 'object') size += 8;
-      else if (!seen.has(v)) {
-        seen.add(v);
+      else if (!ancestors.has(v)) {
         if (ArrayBuffer.isView(v)) {
           // JSON writes a typed array as an object of index keys: several bytes per element.
           size += v.byteLength * 4;
-        } else if (Array.isArray(v)) {
-          size += 2 + v.length;
-          if (size > limit) return true;
-          for (const item of v as unknown[]) stack.push(item);
         } else {
-          size += 2;
-          for (const key in v) {
-            if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
-            size += key.length + 4;
+          ancestors.add(v);
+          stack.push({ value: undefined, leave: v });
+          if (Array.isArray(v)) {
+            size += 2 + v.length;
             if (size > limit) return true;
-            stack.push((v as Record<string, unknown>)[key]);
+            for (const item of v as unknown[]) stack.push({ value: item });
+          } else {
+            size += 2;
+            for (const key in v) {
+              if (!Object.prototype.hasOwnProperty.call(v, key)) continue;
+              size += key.length + 4;
+              if (size > limit) return true;
+              stack.push({ value: (v as Record<string, unknown>)[key] });
+            }
           }
         }
       }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -143,13 +144,17 @@ import(workerData.tsxApi).then((api) => api.tsImport(workerData.entry, workerDat
 
 let entryCache: { kind: 'js'; url: URL } | { kind: 'ts'; url: URL; tsxApi: string } | undefined;
 
+/**
+ * The worker program next to this file (`.ts` under tsx/vitest, `.js` in dist/), or, when
+ * this code was bundled (dist/bundle/claude.mjs), the compiled one in dist/runtimes/.
+ */
 function entryFile(): NonNullable<typeof entryCache> {
   if (entryCache) return entryCache;
   const typescript = import.meta.url.endsWith('.ts');
-  const url = new URL(typescript ? './worker-entry.ts' : './worker-entry.js', import.meta.url);
-  entryCache = typescript
-    ? { kind: 'ts', url, tsxApi: tsxEsmApi() }
-    : { kind: 'js', url };
+  const candidates = typescript ? ['./worker-entry.ts'] : ['./worker-entry.js', '../runtimes/worker-entry.js'];
+  const url = candidates.map((c) => new URL(c, import.meta.url)).find((u) => existsSync(u));
+  if (url === undefined) throw new Error(`the worker program is missing (looked for ${candidates.join(', ')} next to ${import.meta.url})`);
+  entryCache = typescript ? { kind: 'ts', url, tsxApi: tsxEsmApi() } : { kind: 'js', url };
   return entryCache;
 }
 

@@ -73,3 +73,14 @@ describe('hookledger run / explain', () => {
     expect(missing.code).toBe(4);
   });
 });
+
+describe('one-line errors', () => {
+  it('a JSON error quoting multi-line input is still one line', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.ts'), config);
+    const result = await runCli(['run', '--config', join(dir, 'hooks.ts'), '--db', join(dir, 'l.db')], { input: '{\n  "point":\n  "pre_tool_use",\n  oops\n}' });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stderr).toMatch(/^hookledger: stdin: not valid JSON/);
+  });
+});

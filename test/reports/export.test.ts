@@ -2,6 +2,9 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { CSV_COLUMNS, exportRecords, writeExport, type ExportRecord } from '../../src/ledger/queries/export.js';
+import { defineHooks } from '../../src/domain/hooks.js';
+import { normaliseInvocation } from '../../src/domain/invocation.js';
+import { LedgerWriter } from '../../src/ledger/write.js';
 import { buildLedger } from './fixture.js';
 
 /** A consumer slower than the producer, with a tiny buffer: the export must wait for 'drain'. */
@@ -43,6 +46,26 @@ describe('export', () => {
     });
     // The 1 KiB buffer was respected: lines were coalesced, but the export waited for drain.
     expect(sink.maxBuffered()).toBeLessThan(70_000);
+  });
+
+  it('each JSON line is byte for byte JSON.stringify of its ExportRecord (stored JSON spliced in, not re-serialised)', async () => {
+    const { ledger } = await buildLedger();
+    // Awkward stored JSON: escapes, a lone surrogate, large and negative-zero numbers, nested values, a modify.
+    const writer = new LedgerWriter(ledger);
+    const setId = writer.hookSetId(defineHooks({ name: 'odd', hooks: [{ id: 'x', point: 'pre_tool_use', run: () => undefined }] }));
+    const odd = { command: 'echo "é\u2028\ud800\t\\"', n: 1e21, z: -0, list: [1.5, null, { deep: ['a'] }], '__proto__': 1 };
+    const id = writer.begin(setId, normaliseInvocation({ point: 'pre_tool_use', toolName: 'Bash', toolInput: odd, sessionId: 'odd' }), Date.now());
+    writer.finish(id, { decision: 'none', decisiveHookId: null, reasonCode: null, message: 'm "q"', modifiedInput: { command: 'ls -a' }, additionalContext: ['ctx "1"'], durationUs: 3 }, [
+      { hookId: 'x', point: 'pre_tool_use', priority: 1, registrationIndex: 0, executionOrder: 0, mode: 'foreground', capability: 'guardrail', runtime: 'in_process',
+        status: 'completed', decision: 'modify', decisive: false, reasonCode: null, message: 'ü', payload: { k: [odd] }, modifiedInput: { command: 'ls -a' },
+        additionalContext: 'ctx "1"', failureReason: null, failureDetail: null, skipReason: null, skippedBy: null, timeoutMs: 100, startedAt: Date.now(), durationUs: 2 },
+    ]);
+    const sink = slowSink();
+    await writeExport(ledger, {}, sink.stream);
+    await new Promise<void>((resolve) => sink.stream.end(resolve));
+    const expected = [...exportRecords(ledger, {})].map((r) => `${JSON.stringify(r)}\n`).join('');
+    expect(sink.text()).toBe(expected);
+    expect(sink.text()).toContain('\\ud800');
   });
 
   it('applies the same filters as denials', async () => {

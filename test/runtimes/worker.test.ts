@@ -125,3 +125,23 @@ describe('workerRuntime: in-process hooks with isolation "worker"', () => {
     expect(() => defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', command: 'true', isolation: 'worker' }] })).toThrow(/only an in-process hook/);
   });
 });
+
+describe('exceedsJsonLimit', () => {
+  it('counts shared subtrees each time, stops at cycles, and stays quiet on hostile values', async () => {
+    const { exceedsJsonLimit } = await import('../../src/runtimes/result-limit.js');
+    const shared = { s: 'x'.repeat(100) };
+    expect(exceedsJsonLimit(new Array(20_000).fill(shared))).toBe(true);
+    expect(exceedsJsonLimit(new Array(100).fill(shared))).toBe(false);
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    cyclic.list = [cyclic, { back: cyclic }];
+    expect(exceedsJsonLimit(cyclic)).toBe(false);
+    expect(exceedsJsonLimit('y'.repeat(2 * 1024 * 1024))).toBe(true);
+    expect(exceedsJsonLimit({ nested: { deeper: 'y'.repeat(2 * 1024 * 1024) } })).toBe(true);
+    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); } });
+    expect(exceedsJsonLimit(hostile)).toBe(false);
+    let deep: unknown = 1;
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    expect(exceedsJsonLimit(deep)).toBe(false);
+  });
+});

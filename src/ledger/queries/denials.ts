@@ -61,7 +61,7 @@ function denialFilter(ledger: Ledger, filter: InvocationFilter, extra: string[] 
     throw new InputError(`decision: denials are invocations decided "deny"; the filter asks for "${filter.decision}"`);
   }
   const { decision: _decision, ...rest } = filter;
-  return orderedFilterSql(ledger, rest, [DENIED, ...extra], extraParams);
+  return orderedFilterSql(ledger, rest, [DENIED, ...extra], extraParams, undefined, { deniedOnly: true });
 }
 
 /**

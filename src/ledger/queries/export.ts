@@ -53,13 +53,20 @@ const BATCH = 500;
 
 type HookSetRow = { id: number; name: string; version: string; fingerprint: string };
 
+/** One invocation's stored rows, as read for the export. */
+interface ExportRows {
+  row: InvocationRow;
+  hookSet: HookSetRow;
+  outcomes: OutcomeRow[];
+}
+
 /**
- * Every invocation the filter selects, oldest first, each with its outcomes. Read in keyset
+ * Every invocation the filter selects, oldest first, with its outcome rows. Read in keyset
  * batches (`id > last ORDER BY id LIMIT n`), so no read transaction stays open between
  * batches, memory stays flat, and invocations recorded during the export are included once
  * (if they match) and never twice.
  */
-export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Generator<ExportRecord> {
+function* exportRows(ledger: Ledger, filter: InvocationFilter): Generator<ExportRows> {
   const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
   const batch = prepared<unknown[], InvocationRow>(ledger, `SELECT i.* FROM invocations i ${where} ORDER BY i.id LIMIT ${BATCH}`);
   const outcomesIn = prepared<[string], OutcomeRow>(
@@ -73,46 +80,88 @@ export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Genera
     const rows = batch.all(...params, last);
     if (rows.length === 0) return;
     last = rows[rows.length - 1]!.id;
-    const grouped = new Map<number, Outcome[]>();
+    const grouped = new Map<number, OutcomeRow[]>();
     for (const o of outcomesIn.all(JSON.stringify(rows.map((r) => r.id)))) {
       let list = grouped.get(o.invocation_id);
       if (!list) grouped.set(o.invocation_id, (list = []));
-      list.push(outcomeFromRow(o));
+      list.push(o);
     }
     for (const r of rows) {
       let hs = hookSets.get(r.hook_set_id);
       if (!hs) hookSets.set(r.hook_set_id, (hs = hookSet.get(r.hook_set_id)!));
-      yield {
-        id: r.id,
-        startedAt: r.started_at,
-        finishedAt: r.finished_at,
-        durationUs: r.duration_us,
-        point: r.point as Point,
-        eventName: r.event_name,
-        sessionId: r.session_id,
-        turn: r.turn,
-        toolName: r.tool_name,
-        toolUseId: r.tool_use_id,
-        agent: r.agent,
-        cwd: r.cwd,
-        status: r.status as InvocationStatus,
-        decision: r.decision as Decision | null,
-        decisiveHookId: r.decisive_hook_id,
-        reasonCode: r.reason_code as ReasonCode | null,
-        message: r.message,
-        hookSet: hs,
-        input: fromJsonText(r.input_json),
-        modifiedInput: fromJsonText(r.modified_input_json),
-        additionalContext: (fromJsonText(r.context_json) as string[] | null) ?? [],
-        redactions: (fromJsonText(r.redactions_json) as string[] | null) ?? [],
-        invocation: fromJsonText(r.invocation_json),
-        raw: fromJsonText(r.raw_json),
-        pid: r.pid,
-        host: r.host,
-        outcomes: grouped.get(r.id) ?? [],
-      };
+      yield { row: r, hookSet: hs, outcomes: grouped.get(r.id) ?? [] };
     }
   }
+}
+
+/**
+ * Every invocation the filter selects, oldest first, each with its outcomes (see `exportRows`
+ * for how it is read).
+ */
+export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Generator<ExportRecord> {
+  for (const { row: r, hookSet: hs, outcomes } of exportRows(ledger, filter)) {
+    yield {
+      id: r.id,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+      durationUs: r.duration_us,
+      point: r.point as Point,
+      eventName: r.event_name,
+      sessionId: r.session_id,
+      turn: r.turn,
+      toolName: r.tool_name,
+      toolUseId: r.tool_use_id,
+      agent: r.agent,
+      cwd: r.cwd,
+      status: r.status as InvocationStatus,
+      decision: r.decision as Decision | null,
+      decisiveHookId: r.decisive_hook_id,
+      reasonCode: r.reason_code as ReasonCode | null,
+      message: r.message,
+      hookSet: hs,
+      input: fromJsonText(r.input_json),
+      modifiedInput: fromJsonText(r.modified_input_json),
+      additionalContext: (fromJsonText(r.context_json) as string[] | null) ?? [],
+      redactions: (fromJsonText(r.redactions_json) as string[] | null) ?? [],
+      invocation: fromJsonText(r.invocation_json),
+      raw: fromJsonText(r.raw_json),
+      pid: r.pid,
+      host: r.host,
+      outcomes: outcomes.map(outcomeFromRow),
+    };
+  }
+}
+
+const j = JSON.stringify;
+
+/**
+ * The JSON Lines text of one invocation, byte for byte `JSON.stringify` of its `ExportRecord`,
+ * without parsing and re-serialising the stored JSON: those columns hold `JSON.stringify`
+ * output (ledger/json-text.ts), which is what re-serialising their parse gives back, so they
+ * are spliced in as they are. Keys in the order `exportRecords` / `outcomeFromRow` build them.
+ */
+function jsonLine({ row: r, hookSet: hs, outcomes }: ExportRows): string {
+  let out =
+    `{"id":${r.id},"startedAt":${r.started_at},"finishedAt":${r.finished_at},"durationUs":${r.duration_us},"point":${j(r.point)}` +
+    `,"eventName":${j(r.event_name)},"sessionId":${j(r.session_id)},"turn":${r.turn},"toolName":${j(r.tool_name)}` +
+    `,"toolUseId":${j(r.tool_use_id)},"agent":${j(r.agent)},"cwd":${j(r.cwd)},"status":${j(r.status)},"decision":${j(r.decision)}` +
+    `,"decisiveHookId":${j(r.decisive_hook_id)},"reasonCode":${j(r.reason_code)},"message":${j(r.message)}` +
+    `,"hookSet":{"id":${hs.id},"name":${j(hs.name)},"version":${j(hs.version)},"fingerprint":${j(hs.fingerprint)}}` +
+    `,"input":${r.input_json ?? 'null'},"modifiedInput":${r.modified_input_json ?? 'null'},"additionalContext":${r.context_json ?? '[]'}` +
+    `,"redactions":${r.redactions_json ?? '[]'},"invocation":${r.invocation_json},"raw":${r.raw_json ?? 'null'}` +
+    `,"pid":${r.pid},"host":${j(r.host)},"outcomes":[`;
+  for (let k = 0; k < outcomes.length; k++) {
+    const o = outcomes[k]!;
+    out +=
+      `${k === 0 ? '' : ','}{"hookId":${j(o.hook_id)},"point":${j(o.point)},"priority":${o.priority},"registrationIndex":${o.registration_index}` +
+      `,"executionOrder":${o.execution_order},"mode":${j(o.mode)},"capability":${j(o.capability)},"runtime":${j(o.runtime)}` +
+      `,"status":${j(o.status)},"decision":${j(o.decision)},"decisive":${o.decisive === 1},"reasonCode":${j(o.reason_code)}` +
+      `,"message":${j(o.message)},"payload":${o.payload_json ?? 'null'},"modifiedInput":${o.modified_input_json ?? 'null'}` +
+      `,"additionalContext":${j(o.additional_context)},"failureReason":${j(o.failure_reason)},"failureDetail":${j(o.failure_detail)}` +
+      `,"skipReason":${j(o.skip_reason)},"skippedBy":${j(o.skipped_by)},"timeoutMs":${o.timeout_ms},"startedAt":${o.started_at}` +
+      `,"durationUs":${o.duration_us}}`;
+  }
+  return `${out}]}\n`;
 }
 
 /** The invocation-level CSV columns, in order (camelCase, like the JSON). */
@@ -204,8 +253,9 @@ export async function writeExport(
   const onError = (error: Error) => (failed = error);
   out.on('error', onError);
   try {
-    for (const record of exportRecords(ledger, filter)) {
-      chunk += format === 'csv' ? `${csvRow(record)}\r\n` : `${JSON.stringify(record)}\n`;
+    const lines = format === 'csv' ? map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`) : map(exportRows(ledger, filter), jsonLine);
+    for (const line of lines) {
+      chunk += line;
       count += 1;
       // Lines are coalesced into ~64 KiB writes: one write per line costs more than the query.
       if (chunk.length >= 65_536) {
@@ -220,4 +270,8 @@ export async function writeExport(
   } finally {
     out.off('error', onError);
   }
+}
+
+function* map<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
+  for (const item of items) yield f(item);
 }

@@ -146,16 +146,15 @@ function sortHooks(hooks: HookHealth[]): HookHealth[] {
 }
 
 /** The bucket holding the rank-th smallest duration, and how many durations lie in lower buckets. */
-function bucketAtRank(hist: Map<number, number>, rank: number): [number, number] {
+function bucketAtRank(hist: Float64Array, rank: number): [number, number] {
   let below = 0;
-  let last = 0;
-  for (const b of [...hist.keys()].sort((x, y) => x - y)) {
-    const n = hist.get(b)!;
+  for (let b = 0; b < hist.length; b++) {
+    const n = hist[b]!;
     if (below + n >= rank) return [b, below];
     below += n;
-    last = b;
   }
-  return [last, below - (hist.get(last) ?? 0)];
+  // Unreachable: rank <= timed, the histogram's total.
+  return [hist.length - 1, below];
 }
 
 /** Nearest-rank percentile over a hook's `outcomes_health` entries in the window, read from the nearer end. */
@@ -181,7 +180,8 @@ function exactPercentile(ledger: Ledger, hookId: string, since: number, until: n
  * status, decision, ...): the counters are one pass over a hook's index entries, and because
  * the entries are ordered by duration a percentile is the k-th entry that falls in the window.
  */
-function exactHealth(ledger: Ledger, since: number, until: number, hookId: string | undefined): HealthReport {
+/** @internal The reference implementation the rollup path is tested against. */
+export function exactHealth(ledger: Ledger, since: number, until: number, hookId: string | undefined): HealthReport {
   const hookIds = hookId !== undefined ? [hookId] : allHookIds(ledger);
   const counts = prepared<[string, number, number], CountsRow>(
     ledger,

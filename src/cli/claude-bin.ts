@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { config as zodConfig } from 'zod';
 import { describeThrown } from '../domain/errors.js';
 import { command } from './commands/claude.js';
 import type { CliIo } from './io.js';
@@ -26,4 +27,7 @@ export function runClaudeBin(argv: string[] = process.argv.slice(2)): void {
   });
 }
 
+// One event per process: zod's JIT (compiling each schema's parser with new Function on first
+// use) costs more than it saves when every schema is used about once.
+zodConfig({ jitless: true });
 runClaudeBin();

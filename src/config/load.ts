@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError, describeThrown } from '../domain/errors.js';
 import { declarativeHookSetSchema, resolveHookSet, type HookSet } from '../domain/hooks.js';
 import { formatIssues } from '../domain/results.js';
+import { importModule } from './import-module.js';
 
 /**
  * Loads a hook set: a JSON file of command/http hooks, or a TS/JS module whose default (or
@@ -20,10 +21,10 @@ export async function loadHookSet(path: string): Promise<HookSet> {
   let mod: Record<string, unknown>;
   try {
     if (ext === '.ts' || ext === '.mts' || ext === '.cts') {
-      const { tsImport } = await import('tsx/esm/api');
+      const { tsImport } = (await importModule('tsx/esm/api')) as typeof import('tsx/esm/api');
       mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
     } else {
-      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      mod = await importModule(pathToFileURL(file).href);
     }
   } catch (error) {
     if (error instanceof ConfigError) throw error;

@@ -27,13 +27,24 @@ export interface ExecuteOptions {
  * and in-process hooks are expected to stop.
  */
 export async function executeHook(hook: ResolvedHook, invocation: Invocation, options: ExecuteOptions): Promise<HookExecution> {
-  const controller = new AbortController();
-  const onOuterAbort = () => controller.abort(options.signal?.reason);
+  // Created on first use: a synchronous guardrail that never looks at ctx.signal should not pay
+  // for a controller (this runs for every hook of every agent event).
+  let controller: AbortController | undefined;
+  const control = () => (controller ??= new AbortController());
+  const onOuterAbort = () => control().abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   const startedAt = Date.now();
   const t0 = process.hrtime.bigint();
   const elapsedUs = () => Number((process.hrtime.bigint() - t0) / 1000n);
-  const ctx = { signal: controller.signal, replay: options.replay, hookId: hook.id, timeoutMs: hook.timeoutMs, invocationId: options.invocationId };
+  const ctx = {
+    get signal() {
+      return control().signal;
+    },
+    replay: options.replay,
+    hookId: hook.id,
+    timeoutMs: hook.timeoutMs,
+    invocationId: options.invocationId,
+  };
   try {
     // In-process functions are called directly: most guardrails answer synchronously, and for
     // them arming a timer and chaining promises would cost more than the hook itself. A
@@ -52,11 +63,11 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
   } catch (error) {
     const durationUs = elapsedUs();
     if (error instanceof TimeoutError) {
-      controller.abort(error);
+      control().abort(error);
       return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
     }
     if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
-    if (controller.signal.aborted) {
+    if (controller?.signal.aborted) {
       return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
     }
     return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };

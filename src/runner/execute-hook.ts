@@ -25,14 +25,18 @@ export interface ExecuteOptions {
  * Runs one hook under its timeout. p-timeout only stops the waiting, so each hook gets its
  * own AbortController, aborted at the deadline: command hooks kill their process group on it
  * and in-process hooks are expected to stop.
+ *
+ * Returns synchronously when an in-process hook answered synchronously (most guardrails do):
+ * the foreground pass then continues without a microtask hop per hook.
  */
-export async function executeHook(hook: ResolvedHook, invocation: Invocation, options: ExecuteOptions): Promise<HookExecution> {
+export function executeHook(hook: ResolvedHook, invocation: Invocation, options: ExecuteOptions): HookExecution | Promise<HookExecution> {
   // Created on first use: a synchronous guardrail that never looks at ctx.signal should not pay
   // for a controller (this runs for every hook of every agent event).
   let controller: AbortController | undefined;
   const control = () => (controller ??= new AbortController());
   const onOuterAbort = () => control().abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  const cleanUp = () => options.signal?.removeEventListener('abort', onOuterAbort);
   const startedAt = Date.now();
   const t0 = process.hrtime.bigint();
   const elapsedUs = () => Number((process.hrtime.bigint() - t0) / 1000n);
@@ -45,12 +49,8 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
     timeoutMs: hook.timeoutMs,
     invocationId: options.invocationId,
   };
-  try {
-    // In-process functions are called directly: most guardrails answer synchronously, and for
-    // them arming a timer and chaining promises would cost more than the hook itself. A
-    // synchronous hook cannot be interrupted anyway (that needs worker isolation).
-    const started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
-    const value = isThenable(started) ? await pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs }) : started;
+
+  const settle = (value: unknown): HookExecution => {
     const durationUs = elapsedUs();
     // A hook that returned because the runner shut down did not finish its work.
     if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
@@ -60,20 +60,35 @@ export async function executeHook(hook: ResolvedHook, invocation: Invocation, op
     const unsendable = parsed.result.decision === 'modify' ? notJson(parsed.result.input) : null;
     if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
     return { ok: true, result: parsed.result, startedAt, durationUs };
-  } catch (error) {
+  };
+  const fail = (error: unknown): HookExecution => {
     const durationUs = elapsedUs();
     if (error instanceof TimeoutError) {
       control().abort(error);
       return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
     }
     if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
-    if (controller?.signal.aborted) {
-      return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
-    }
+    if (controller?.signal.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
     return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };
-  } finally {
-    options.signal?.removeEventListener('abort', onOuterAbort);
+  };
+
+  let started: unknown;
+  try {
+    // In-process functions are called directly: for a synchronous answer, arming a timer and
+    // chaining promises would cost more than the hook itself. A synchronous hook cannot be
+    // interrupted anyway (that needs worker isolation).
+    started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
+  } catch (error) {
+    cleanUp();
+    return fail(error);
   }
+  if (!isThenable(started)) {
+    cleanUp();
+    return settle(started);
+  }
+  return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs })
+    .then(settle, fail)
+    .finally(cleanUp);
 }
 
 /**

@@ -57,7 +57,8 @@ export async function runForegroundPass(
 
   for (const [order, registration] of registrations.entries()) {
     const { hook } = registration;
-    const execution = await executeHook(hook, current, options);
+    const pending = executeHook(hook, current, options);
+    const execution = pending instanceof Promise ? await pending : pending;
     const outcome = applyExecution(blankOutcome(registration, invocation.point), execution, order);
     outcomes.push(outcome);
 

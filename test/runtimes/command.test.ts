@@ -5,11 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { withModifiedInput } from '../../src/domain/invocation.js';
 import { parseHookResult } from '../../src/domain/results.js';
 import { commandRuntime } from '../../src/runtimes/command.js';
-import { httpRuntime } from '../../src/runtimes/http.js';
 import { inProcessRuntime } from '../../src/runtimes/in-process.js';
 import { runtimeFor } from '../../src/runtimes/index.js';
 import { HookExecutionFailure } from '../../src/runtimes/types.js';
-import { workerRuntime } from '../../src/runtimes/worker.js';
 import { eventually, fixture, groupGone, makeContext, makeHook, makeInvocation, processGone, rejectionOf } from './helpers.js';
 
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'hookledger-command-')));
@@ -181,12 +179,19 @@ describe('commandRuntime: process lifetime', () => {
 });
 
 describe('runtimeFor', () => {
-  it('picks the runtime by kind, and by isolation for in-process hooks', () => {
-    expect(runtimeFor(makeHook({ command: 'true' }))).toBe(commandRuntime);
-    expect(runtimeFor(makeHook({ http: 'http://127.0.0.1:1/' }))).toBe(httpRuntime);
+  it('picks the runtime by kind, and by isolation for in-process hooks', async () => {
+    // Out-of-process runtimes are loaded on first use, so runtimeFor hands out one stable
+    // front per kind rather than the modules' own objects.
+    const command = runtimeFor(makeHook({ command: 'true' }));
+    const http = runtimeFor(makeHook({ http: 'http://127.0.0.1:1/' }));
+    const worker = runtimeFor(makeHook({ run: () => undefined, isolation: 'worker' }));
+    expect(runtimeFor(makeHook({ command: 'false' }))).toBe(command);
+    expect(runtimeFor(makeHook({ worker: { module: '/tmp/hook.js' } }))).toBe(worker);
+    expect(new Set([command, http, worker, inProcessRuntime]).size).toBe(4);
     expect(runtimeFor(makeHook({ run: () => undefined }))).toBe(inProcessRuntime);
     expect(runtimeFor(makeHook({ run: () => undefined, isolation: 'main' }))).toBe(inProcessRuntime);
-    expect(runtimeFor(makeHook({ run: () => undefined, isolation: 'worker' }))).toBe(workerRuntime);
-    expect(runtimeFor(makeHook({ worker: { module: '/tmp/hook.js' } }))).toBe(workerRuntime);
+    // The lazily loaded front really is the command runtime.
+    const hook = makeHook({ command: 'echo "blocked" >&2; exit 2' });
+    await expect(command.execute(hook, makeInvocation(), makeContext(hook).ctx)).resolves.toMatchObject({ decision: 'deny', message: 'blocked' });
   });
 });

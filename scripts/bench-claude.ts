@@ -27,7 +27,7 @@ import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const TOKEN = 'bench-token-0123456789abcdef0123';
-const PAYLOAD = readFileSync('/work/shared/fixtures/claude-code/01-pretooluse-bash-rm.json', 'utf8');
+const PAYLOAD = readFileSync(new URL('../test/fixtures/claude-code/01-pretooluse-bash-rm.json', import.meta.url), 'utf8');
 
 // ---------------------------------------------------------------------------------------
 // Build

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 /**
  * Bad input (reliability item 7). Throws malformed input at the Claude Code adapter's stdin
  * and at the HTTP JSON API: invalid JSON, wrong types, deep nesting, huge strings, invalid
@@ -27,7 +28,7 @@ import { onLines, option, printTable, root, tsxLoader } from './reliability-supp
 
 const entry = join(root, 'src/cli/bin.ts');
 const hooksFile = join(root, 'scripts/fuzz-hooks.ts');
-const fixturesDir = '/work/shared/fixtures/claude-code';
+const fixturesDir = fileURLToPath(new URL('../test/fixtures/claude-code', import.meta.url));
 const FUZZ_TOKEN = 'fuzz-token-0123456789abcdef';
 const MAX_BODY_BYTES = 2 * 1024 * 1024;
 

@@ -6,7 +6,7 @@ import { buildClaudeBundle } from '../../scripts/build-bundle.js';
 import { runCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 
-const fixture = '/work/shared/fixtures/claude-code/01-pretooluse-bash-rm.json';
+const fixture = join(import.meta.dirname, '../fixtures/claude-code/01-pretooluse-bash-rm.json');
 
 describe('the single-file claude bundle', () => {
   it('answers like `hookledger claude`, and writes then reuses its V8 code cache', async () => {

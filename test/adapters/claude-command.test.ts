@@ -7,7 +7,7 @@ import { runCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
-const FIXTURES = '/work/shared/fixtures/claude-code';
+const FIXTURES = join(import.meta.dirname, '../fixtures/claude-code');
 const HOOKS = join(import.meta.dirname, '../fixtures/claude-hooks');
 
 /** A JSON hook set of real shell and Python scripts, one failure mode per tool. */

@@ -8,7 +8,7 @@ import { ask, allow, deny, modify } from '../../src/domain/results.js';
 import { setup } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
-const FIXTURES = '/work/shared/fixtures/claude-code';
+const FIXTURES = join(import.meta.dirname, '../fixtures/claude-code');
 const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
 
 /** Runs a Claude payload through a real runner and ledger, and builds the answer. */

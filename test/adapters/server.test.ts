@@ -12,7 +12,7 @@ import { setup, sleep, tempDir, tempLedger } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
-const FIXTURES = '/work/shared/fixtures/claude-code';
+const FIXTURES = join(import.meta.dirname, '../fixtures/claude-code');
 const fixtureText = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
 const HOOKS: HookDefinition[] = [

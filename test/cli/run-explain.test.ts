@@ -38,7 +38,7 @@ describe('hookledger run / explain', () => {
   it('accepts a Claude Code payload as the invocation', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'hooks.ts'), config);
-    const fixture = '/work/shared/fixtures/claude-code/01-pretooluse-bash-rm.json';
+    const fixture = join(import.meta.dirname, '../fixtures/claude-code/01-pretooluse-bash-rm.json');
     const run = await runCli(['run', fixture, '--config', join(dir, 'hooks.ts'), '--db', join(dir, 'l.db')]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^DENY\s+pre_tool_use/);

@@ -1,4 +1,4 @@
-/** Shared by the benchmark scripts: percentiles and a plain table. */
+/** Shared by the benchmark, load and crash scripts: percentiles, a plain table, flags, a seeded PRNG. */
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -27,8 +27,24 @@ export function printTable(header: string[], rows: (string | number)[][]): void 
   }
 }
 
-/** Reads `--name value` flags. */
+/** Reads `--name value` or `--name=value` from the command line. */
 export function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback;
+  const args = process.argv;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}` && args[i + 1] !== undefined) return args[i + 1]!;
+    if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
+  }
+  return fallback;
+}
+
+/** mulberry32: a small, fast, seeded PRNG, so that a run can be repeated with the same seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

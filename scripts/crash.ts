@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { openLedger, type SyncMode } from '../src/ledger/open.js';
 import { createRunner } from '../src/runner/runner.js';
 import { checkLedger, exited, FOREGROUND_HOOKS, onLines, option, printTable, spawnTs, workloadHookSet, workloadInvocation } from './reliability-support.js';
+import { seededRandom } from './bench-support.js';
 
 const script = import.meta.filename;
 
@@ -30,17 +31,6 @@ async function child(): Promise<void> {
   }
 }
 
-/** A small deterministic PRNG (mulberry32), so a run can be repeated with --seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -121,7 +111,7 @@ async function parent(): Promise<void> {
   const seed = Number(option('seed', String(Date.now() % 100000)));
   const syncOption = option('sync', 'both');
   const modes: SyncMode[] = syncOption === 'both' ? ['normal', 'full'] : [syncOption as SyncMode];
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   console.log(`crash safety: ${kills} SIGKILLs per mode, kill 0-${maxDelayMs} ms after the child is ready (10% during start-up), seed ${seed}`);
   const results: ModeResult[] = [];
   for (const mode of modes) results.push(await runMode(mode, kills, maxDelayMs, rand));

@@ -25,6 +25,7 @@ import { claudeEventNameOf } from '../src/adapters/claude-input.js';
 import { openLedger } from '../src/ledger/open.js';
 import fuzzHooks from './fuzz-hooks.js';
 import { onLines, option, printTable, root, tsxLoader } from './reliability-support.js';
+import { seededRandom } from './bench-support.js';
 
 const entry = join(root, 'src/cli/bin.ts');
 const hooksFile = join(root, 'scripts/fuzz-hooks.ts');
@@ -36,17 +37,6 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
 // Inputs
 // ---------------------------------------------------------------------------------------
 
-/** mulberry32: a run can be repeated with --seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface FuzzInput {
   kind: string;
@@ -459,7 +449,7 @@ async function main(): Promise<void> {
   const processCount = Number(option('processes', '100'));
   const httpCount = Number(option('http', '10000'));
   const seed = Number(option('seed', String(Date.now() % 100000)));
-  const rand = prng(seed);
+  const rand = seededRandom(seed);
   const gen = new Generator(rand);
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-fuzz-'));
   const db = join(dir, 'ledger.db');

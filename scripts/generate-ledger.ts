@@ -18,6 +18,7 @@ import type { Outcome } from '../src/domain/outcomes.js';
 import type { Decision, ReasonCode } from '../src/domain/results.js';
 import { openLedger } from '../src/ledger/open.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
+import { seededRandom } from './bench-support.js';
 
 export interface GenerateOptions {
   out: string;
@@ -34,17 +35,6 @@ export interface GenerateOptions {
   log?: (line: string) => void;
 }
 
-/** mulberry32: a small, fast, seeded PRNG, so that the same options give the same ledger. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const noop = () => undefined;
 
@@ -131,7 +121,7 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
   ledger.sqlite.pragma('cache_size = -262144');
   // Tamper-evidence links cost more than the rest of the write; reports never read them.
   const writer = new LedgerWriter(ledger, { chain: options.chain ?? false });
-  const random = prng(options.seed);
+  const random = seededRandom(options.seed);
   const sets = [hookSet('1', false), hookSet('2', true), hookSet('3', true)];
   const setIds = sets.map((s) => writer.hookSetId(s));
   const end = options.end ?? Date.now();

@@ -110,21 +110,6 @@ export function checkLedger(ledger: Ledger): LedgerCheck {
   };
 }
 
-/** `--name value` or `--name=value`. */
-export function option(name: string, fallback: string): string {
-  const args = process.argv;
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === `--${name}` && args[i + 1] !== undefined) return args[i + 1]!;
-    if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
-  }
-  return fallback;
-}
 
-export function printTable(header: string[], rows: (string | number)[][]): void {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => r[c]!.length)));
-  for (const [i, row] of cells.entries()) {
-    console.log(row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
-    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  }
-}
+
+export { flag as option, printTable } from './bench-support.js';

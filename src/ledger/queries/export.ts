@@ -5,29 +5,13 @@ import type { Point } from '../../domain/points.js';
 import type { Decision, ReasonCode } from '../../domain/results.js';
 import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
-import { OUTCOME_ORDER, outcomeFromRow, type InvocationRow, type OutcomeRow } from '../rows.js';
+import { OUTCOME_ORDER, outcomeFromRow, type InvocationRow, type InvocationSummary, type OutcomeRow } from '../rows.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type InvocationFilter } from './filters.js';
 
 /** One line of `hookledger export`: an invocation with everything recorded about it. */
-export interface ExportRecord {
-  id: number;
-  startedAt: number;
+export interface ExportRecord extends Omit<InvocationSummary, 'hookSetId'> {
   finishedAt: number | null;
-  durationUs: number | null;
-  point: Point;
-  eventName: string | null;
-  sessionId: string | null;
-  turn: number | null;
-  toolName: string | null;
-  toolUseId: string | null;
-  agent: string | null;
-  cwd: string | null;
-  status: InvocationStatus;
-  decision: Decision | null;
-  decisiveHookId: string | null;
-  reasonCode: ReasonCode | null;
-  message: string | null;
   hookSet: { id: number; name: string; version: string; fingerprint: string };
   /** The modifiable input as the agent sent it (tool input, or the prompt). */
   input: unknown;

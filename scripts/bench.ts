@@ -58,22 +58,30 @@ function baseline(ledger: Ledger, chain: boolean) {
     const at = Date.now();
     update.run(at, 10, id);
     const values: unknown[] = [id, input, invocationJson, at];
+    const labels = [`i${id}`];
     for (let h = 0; h < 5; h++) {
       const outcome = [id, `allow-${h + 1}`, (h + 1) * 10, h, h, h === 0 ? 1 : 0, at];
-      insertOutcome.run(...outcome);
+      const outcomeId = Number(insertOutcome.run(...outcome).lastInsertRowid);
       values.push(...outcome);
+      labels.push(`o${outcomeId}`);
     }
     if (chain) {
       const [seq, prev] = (head.get() as [number, string] | undefined) ?? [0, '0'.repeat(64)];
       const hash = createHash('sha256').update(`${prev}|${JSON.stringify(values)}`).digest('hex');
-      insertLink.run(seq + 1, 'invocation', id, prev, hash, at, '');
+      // The runner's `rows` column: each row's label and an 8-digit check.
+      insertLink.run(seq + 1, 'invocation', id, prev, hash, at, labels.map((l) => `${l}:00000000`).join(' '));
     }
   });
   return async (i: number) => {
     const inv = invocation(i);
     const input = JSON.stringify(inv.toolInput);
-    const id = Number(insertInvocation.run(inv.sessionId, inv.toolUseId, input, JSON.stringify(inv), Date.now(), process.pid, host).lastInsertRowid);
-    finish.immediate(id, input, JSON.stringify(inv));
+    // The canonical invocation text the runner stores (every field, nulls included), not the input object.
+    const invocationJson = JSON.stringify({
+      point: inv.point, eventName: null, sessionId: inv.sessionId, turn: null, toolName: inv.toolName, toolUseId: inv.toolUseId,
+      toolInput: inv.toolInput, toolResponse: null, prompt: null, error: null, agent: null, cwd: null, meta: {},
+    });
+    const id = Number(insertInvocation.run(inv.sessionId, inv.toolUseId, input, invocationJson, Date.now(), process.pid, host).lastInsertRowid);
+    finish.immediate(id, input, invocationJson);
   };
 }
 

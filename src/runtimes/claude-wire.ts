@@ -34,9 +34,6 @@ export interface ProcessOutput {
   stderr: string;
 }
 
-/** Re-exported for the adapters: the domain owns the event → point table. */
-export { pointForClaudeEvent as claudeEventToPoint } from '../domain/points.js';
-
 /**
  * The `hook_event_name` a hook is told: the agent's own event name when the invocation came
  * from Claude Code (so unknown events round-trip), else the Claude name of the point, else

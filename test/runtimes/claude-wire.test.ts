@@ -1,10 +1,10 @@
+import { pointForClaudeEvent } from '../../src/domain/points.js';
 import { describe, expect, it } from 'vitest';
 import { withModifiedInput } from '../../src/domain/invocation.js';
 import type { Point } from '../../src/domain/points.js';
 import { parseHookResult } from '../../src/domain/results.js';
 import {
   claudeEventName,
-  claudeEventToPoint,
   readClaudeHookOutput,
   readClaudeJsonOutput,
   toClaudePayload,
@@ -94,12 +94,12 @@ describe('toClaudePayload', () => {
   });
 });
 
-describe('claudeEventToPoint', () => {
+describe('pointForClaudeEvent', () => {
   it('maps known events and sends everything else to other', () => {
-    expect(claudeEventToPoint('PreToolUse')).toBe('pre_tool_use');
-    expect(claudeEventToPoint('StopFailure')).toBe('error');
-    expect(claudeEventToPoint('WorktreeCreate')).toBe('other');
-    expect(claudeEventToPoint('constructor')).toBe('other');
+    expect(pointForClaudeEvent('PreToolUse')).toBe('pre_tool_use');
+    expect(pointForClaudeEvent('StopFailure')).toBe('error');
+    expect(pointForClaudeEvent('WorktreeCreate')).toBe('other');
+    expect(pointForClaudeEvent('constructor')).toBe('other');
   });
 });
 

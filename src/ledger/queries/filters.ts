@@ -60,37 +60,8 @@ export interface SqlCondition {
   params: (string | number)[];
 }
 
-/** Builds the WHERE clause for a filter; every condition is on an indexed column or a small subquery. */
-export function filterToSql(filter: InvocationFilter, extra: string[] = [], extraParams: (string | number)[] = []): SqlCondition {
-  const conditions: string[] = [];
-  const params: (string | number)[] = [];
-  const add = (condition: string, ...values: (string | number)[]) => {
-    conditions.push(condition);
-    params.push(...values);
-  };
-  if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);
-  if (filter.toolName !== undefined) add('i.tool_name = ?', filter.toolName);
-  if (filter.hookId !== undefined) add('i.decisive_hook_id = ?', filter.hookId);
-  if (filter.reasonCode !== undefined) add('i.reason_code = ?', filter.reasonCode);
-  if (filter.point !== undefined) add('i.point = ?', filter.point);
-  if (filter.decision !== undefined) add('i.decision = ?', filter.decision);
-  if (filter.since !== undefined) add('i.started_at >= ?', filter.since);
-  if (filter.until !== undefined) add('i.started_at < ?', filter.until);
-  if (filter.hookSet !== undefined) {
-    add(
-      `i.hook_set_id IN (SELECT id FROM hook_sets WHERE name = ? OR (length(?) >= 6 AND fingerprint LIKE ? || '%'))`,
-      filter.hookSet,
-      filter.hookSet,
-      filter.hookSet.toLowerCase(),
-    );
-  }
-  conditions.push(...extra);
-  params.push(...extraParams);
-  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
-}
-
 /**
- * Like `filterToSql`, for queries that walk invocations in id order (paging newest first,
+ * The WHERE clause for a filter, for queries that walk invocations in id order (paging newest first,
  * timelines, export, replay): the same rows, written so that SQLite reads them through an
  * index ending in id instead of sorting. Three rewrites, each measured on a 1M ledger:
  * - a time bound alone would let SQLite pick the `started_at` index and then sort the whole

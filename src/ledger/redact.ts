@@ -83,6 +83,13 @@ export class Redactor {
   private readonly minLength: number;
   /** Objects on the current walk path: a cycle is left as it is (the ledger stores it as unserializable). */
   private readonly ancestors = new Set<object>();
+  /**
+   * The path of the value being walked, as stored and as rules see it. One array each, pushed and
+   * popped, rather than a copy per value: most strings are redacted nowhere and their path never
+   * needs to be written out.
+   */
+  private at: string[] = [];
+  private matchAt: string[] = [];
 
   constructor(config: RedactionConfig = {}) {
     const defaults = config.defaults ?? true;
@@ -108,7 +115,9 @@ export class Redactor {
     if (this.empty) return { value, paths: [] };
     const paths: string[] = [];
     this.ancestors.clear();
-    const out = this.walk(value, at, matchAt, paths, 0, false) as T;
+    this.at = [...at];
+    this.matchAt = [...matchAt];
+    const out = this.walk(value, paths, 0, false) as T;
     return { value: out, paths };
   }
 
@@ -118,7 +127,8 @@ export class Redactor {
     return this.redact(text, at);
   }
 
-  private walk(value: unknown, at: string[], matchAt: string[], paths: string[], depth: number, underSecretKey: boolean): unknown {
+  private walk(value: unknown, paths: string[], depth: number, underSecretKey: boolean): unknown {
+    const { at, matchAt } = this;
     if (this.pathRules.length > 0 && matchAt.length > 0 && this.pathRules.some((rule) => globMatch(rule, 0, matchAt, 0))) {
       if (value === null || value === undefined) return value;
       paths.push(at.join('.'));
@@ -144,7 +154,11 @@ export class Redactor {
       this.ancestors.add(value);
       for (let i = 0; i < value.length; i++) {
         const item: unknown = value[i];
-        const next = this.walk(item, [...at, String(i)], [...matchAt, String(i)], paths, depth + 1, false);
+        at.push(String(i));
+        matchAt.push(String(i));
+        const next = this.walk(item, paths, depth + 1, false);
+        at.pop();
+        matchAt.pop();
         if (next !== item) {
           copy ??= value.slice();
           copy[i] = next;
@@ -164,9 +178,9 @@ export class Redactor {
         return value;
       }
       if (plain === null || typeof plain !== 'object' || Object.getPrototypeOf(plain) !== Object.prototype) {
-        return this.walk(plain, at, matchAt, paths, depth + 1, underSecretKey);
+        return this.walk(plain, paths, depth + 1, underSecretKey);
       }
-      const walked = this.walk(plain, at, matchAt, paths, depth + 1, underSecretKey);
+      const walked = this.walk(plain, paths, depth + 1, underSecretKey);
       return walked === plain ? value : walked;
     }
     let copy: Record<string, unknown> | null = null;
@@ -184,7 +198,11 @@ export class Redactor {
         continue;
       }
       const secret = this.secretKeys && typeof item === 'string' && SECRET_KEY.test(key);
-      const next = this.walk(item, [...at, key], [...matchAt, key], paths, depth + 1, secret);
+      at.push(key);
+      matchAt.push(key);
+      const next = this.walk(item, paths, depth + 1, secret);
+      at.pop();
+      matchAt.pop();
       if (next !== item) {
         copy ??= copyRecord(record);
         copy[key] = next;

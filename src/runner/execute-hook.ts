@@ -5,7 +5,7 @@ import type { FailureReason } from '../domain/outcomes.js';
 import { parseHookResult, type HookResult } from '../domain/results.js';
 import { runtimeFor } from '../runtimes/index.js';
 import { describeHostile, exceedsJsonLimit, RESULT_LIMIT_DETAIL } from '../runtimes/result-limit.js';
-import { HookExecutionFailure } from '../runtimes/types.js';
+import { HookExecutionFailure, type RuntimeContext } from '../runtimes/types.js';
 
 const SHUTDOWN_DETAIL = 'stopped when the runner closed before it finished (close deadline reached)';
 
@@ -22,6 +22,53 @@ export interface ExecuteOptions {
 }
 
 /**
+ * The context a hook receives. Its AbortController is created on first use of `signal`: a
+ * synchronous guardrail that never looks at it should not pay for one (this runs for every hook
+ * of every agent event). A class rather than an object literal with closures, for the same reason.
+ */
+class ExecutionContext implements RuntimeContext {
+  readonly replay: boolean;
+  readonly hookId: string;
+  readonly timeoutMs: number;
+  readonly invocationId: number | null;
+  // Native private fields: a hook that spreads or logs its context sees only the documented ones.
+  #controller: AbortController | undefined;
+  readonly #outer: AbortSignal | undefined;
+  readonly #onOuterAbort: (() => void) | undefined;
+
+  constructor(hook: ResolvedHook, options: ExecuteOptions) {
+    this.replay = options.replay;
+    this.hookId = hook.id;
+    this.timeoutMs = hook.timeoutMs;
+    this.invocationId = options.invocationId;
+    const outer = options.signal;
+    this.#outer = outer;
+    if (outer) {
+      this.#onOuterAbort = () => this.abort(outer.reason);
+      outer.addEventListener('abort', this.#onOuterAbort, { once: true });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  /** True when the hook's own signal fired (its deadline, or the runner shutting down). */
+  get aborted(): boolean {
+    return this.#controller?.signal.aborted ?? false;
+  }
+
+  abort(reason: unknown): void {
+    (this.#controller ??= new AbortController()).abort(reason);
+  }
+
+  /** Stops listening to the runner's signal once the hook is settled. */
+  release(): void {
+    if (this.#onOuterAbort) this.#outer?.removeEventListener('abort', this.#onOuterAbort);
+  }
+}
+
+/**
  * Runs one hook under its timeout. p-timeout only stops the waiting, so each hook gets its
  * own AbortController, aborted at the deadline: command hooks kill their process group on it
  * and in-process hooks are expected to stop.
@@ -30,48 +77,9 @@ export interface ExecuteOptions {
  * the foreground pass then continues without a microtask hop per hook.
  */
 export function executeHook(hook: ResolvedHook, invocation: Invocation, options: ExecuteOptions): HookExecution | Promise<HookExecution> {
-  // Created on first use: a synchronous guardrail that never looks at ctx.signal should not pay
-  // for a controller (this runs for every hook of every agent event).
-  let controller: AbortController | undefined;
-  const control = () => (controller ??= new AbortController());
-  const onOuterAbort = () => control().abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
-  const cleanUp = () => options.signal?.removeEventListener('abort', onOuterAbort);
+  const ctx = new ExecutionContext(hook, options);
   const startedAt = Date.now();
   const t0 = process.hrtime.bigint();
-  const elapsedUs = () => Number((process.hrtime.bigint() - t0) / 1000n);
-  const ctx = {
-    get signal() {
-      return control().signal;
-    },
-    replay: options.replay,
-    hookId: hook.id,
-    timeoutMs: hook.timeoutMs,
-    invocationId: options.invocationId,
-  };
-
-  const settle = (value: unknown): HookExecution => {
-    const durationUs = elapsedUs();
-    // A hook that returned because the runner shut down did not finish its work.
-    if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
-    if (exceedsJsonLimit(value)) return { ok: false, failureReason: 'invalid_result', detail: RESULT_LIMIT_DETAIL, startedAt, durationUs };
-    const parsed = safeParse(value);
-    if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
-    const unsendable = parsed.result.decision === 'modify' ? notJson(parsed.result.input) : null;
-    if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
-    return { ok: true, result: parsed.result, startedAt, durationUs };
-  };
-  const fail = (error: unknown): HookExecution => {
-    const durationUs = elapsedUs();
-    if (error instanceof TimeoutError) {
-      control().abort(error);
-      return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
-    }
-    if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
-    if (controller?.signal.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
-    return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };
-  };
-
   let started: unknown;
   try {
     // In-process functions are called directly: for a synchronous answer, arming a timer and
@@ -79,16 +87,46 @@ export function executeHook(hook: ResolvedHook, invocation: Invocation, options:
     // interrupted anyway (that needs worker isolation).
     started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
   } catch (error) {
-    cleanUp();
-    return fail(error);
+    ctx.release();
+    return failed(hook, options, ctx, error, startedAt, t0);
   }
   if (!isThenable(started)) {
-    cleanUp();
-    return settle(started);
+    ctx.release();
+    return settled(options, started, startedAt, t0);
   }
   return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs })
-    .then(settle, fail)
-    .finally(cleanUp);
+    .then(
+      (value) => settled(options, value, startedAt, t0),
+      (error: unknown) => failed(hook, options, ctx, error, startedAt, t0),
+    )
+    .finally(() => ctx.release());
+}
+
+const elapsedUs = (t0: bigint): number => Number((process.hrtime.bigint() - t0) / 1000n);
+
+/** A hook answered: validate what it returned. */
+function settled(options: ExecuteOptions, value: unknown, startedAt: number, t0: bigint): HookExecution {
+  const durationUs = elapsedUs(t0);
+  // A hook that returned because the runner shut down did not finish its work.
+  if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+  if (exceedsJsonLimit(value)) return { ok: false, failureReason: 'invalid_result', detail: RESULT_LIMIT_DETAIL, startedAt, durationUs };
+  const parsed = safeParse(value);
+  if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
+  const unsendable = parsed.result.decision === 'modify' ? notJson(parsed.result.input) : null;
+  if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
+  return { ok: true, result: parsed.result, startedAt, durationUs };
+}
+
+/** A hook threw, rejected or ran out of time. */
+function failed(hook: ResolvedHook, options: ExecuteOptions, ctx: ExecutionContext, error: unknown, startedAt: number, t0: bigint): HookExecution {
+  const durationUs = elapsedUs(t0);
+  if (error instanceof TimeoutError) {
+    ctx.abort(error);
+    return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
+  }
+  if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
+  if (ctx.aborted || options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+  return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };
 }
 
 /**

@@ -84,18 +84,19 @@ export interface RowEntry {
  * so no two different rows encode alike (`"a","bc"` vs `"ab","c"`, `null` vs `"null"`).
  */
 function encode(tag: string, values: readonly unknown[]): string {
-  // Array join, not +=: a flat string hashes several times faster than a rope of 50 pieces.
-  const parts: string[] = [tag];
+  // `+=` then one flatten when hashed measured about twice as fast as collecting parts and
+  // joining them (scripts/bench.ts runs this on every invocation).
+  let out = tag;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    if (v === null || v === undefined) parts.push('|n');
-    else if (typeof v === 'string') parts.push(`|s${v.length}:`, v);
-    else if (typeof v === 'number') parts.push(Number.isInteger(v) ? `|i${v}` : `|r${v}`);
-    else if (typeof v === 'bigint') parts.push(`|i${v}`);
-    else if (Buffer.isBuffer(v)) parts.push(`|b${v.toString('hex')}`);
-    else parts.push(`|?${String(v)}`);
+    if (v === null || v === undefined) out += '|n';
+    else if (typeof v === 'string') out += '|s' + v.length + ':' + v;
+    else if (typeof v === 'number') out += (Number.isInteger(v) ? '|i' : '|r') + v;
+    else if (typeof v === 'bigint') out += '|i' + v;
+    else if (Buffer.isBuffer(v)) out += '|b' + v.toString('hex');
+    else out += '|?' + String(v);
   }
-  return parts.join('');
+  return out;
 }
 
 /**
@@ -167,8 +168,12 @@ export function checkpointEntry(row: RawRow): RowEntry {
 export function linkHash(prevHash: string, seq: number, kind: string, refId: number, at: number, entries: readonly RowEntry[]): string {
   const parts = [`hookledger-chain-v1\n${prevHash}\n${seq}\n${kind}\n${refId}\n${at}`];
   for (const e of entries) parts.push(`\n${e.label}\n`, e.encoded);
-  return crypto.createHash('sha256').update(parts.join('')).digest('hex');
+  return sha256Hex(parts.join(''));
 }
+
+/** One-shot `crypto.hash` where Node has it (20.12+): no Hash object per link. */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+const sha256Hex = oneShot ? (text: string): string => oneShot('sha256', text, 'hex') : (text: string): string => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The diagnostic `rows` column: each row's label and check. */
 export function rowsText(entries: readonly RowEntry[]): string {

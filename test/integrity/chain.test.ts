@@ -287,3 +287,18 @@ async function setupPendingBackground() {
   await ctx.runner.run({ point: 'stop' });
   return ctx;
 }
+
+/** Computed by the first release's encoder: ledgers written since then must keep verifying. */
+const GOLDEN_LINK_HASH = '4bac51f30ff5035e74a7b10238a5fddb5949840745d356b1544d758cecc09215';
+
+describe('link format', () => {
+  it('is stable: a link over fixed rows hashes to the value ledgers already hold (v1)', () => {
+    // Rows of every value kind the encoder sees: integers, a float, null, empty and non-ASCII strings.
+    const invocation: RawRow = [7, 1, 'pre_tool_use', null, 'sess', 3, 'Bash', 'toolu_1', null, '/w', '{"command":"ls"}', '{"point":"pre_tool_use"}',
+      null, null, 'completed', 'allow', 'ok', null, '', null, null, 1700000000000, 1700000000004, 4321, 99, 'hôst', 'f'.repeat(64)];
+    const outcome: RawRow = [40, 7, 'ok', 'pre_tool_use', 10, 0, 0, 'foreground', 'guardrail', 'in_process', 'completed', 'allow', 1, null, 'fine ✓',
+      null, null, null, null, null, null, null, null, 5000, 1700000000001, 2.5];
+    const entries = [invocationEntry(invocation), outcomeEntry(outcome, false), outcomeEntry([41, ...outcome.slice(1)], true)];
+    expect(linkHash('0'.repeat(64), 12, 'invocation', 7, 1700000000004, entries)).toBe(GOLDEN_LINK_HASH);
+  });
+});

@@ -56,6 +56,31 @@ describe('timeouts', () => {
   });
 });
 
+describe('hook context', () => {
+  it('carries the documented fields only, and a signal that is live for a synchronous hook too', async () => {
+    const seen: { keys: string[]; signal: AbortSignal; hookId: string; timeoutMs: number; replay: boolean }[] = [];
+    const { runner } = setup([
+      {
+        id: 'looks',
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        timeoutMs: 1234,
+        run: (_inv, ctx) => {
+          // Spreading or logging the context must not expose the runner's internals.
+          seen.push({ keys: Object.keys(ctx).sort(), signal: ctx.signal, hookId: ctx.hookId, timeoutMs: ctx.timeoutMs, replay: ctx.replay });
+          return allow();
+        },
+      },
+    ]);
+    await runner.run(bash('ls'));
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.keys).toEqual(['hookId', 'invocationId', 'replay', 'timeoutMs']);
+    expect(seen[0]).toMatchObject({ hookId: 'looks', timeoutMs: 1234, replay: false });
+    expect(seen[0]!.signal).toBeInstanceOf(AbortSignal);
+    expect(seen[0]!.signal.aborted).toBe(false);
+  });
+});
+
 describe('hook failures', () => {
   it('a throwing guardrail fails closed with reason code runtime_error and the message recorded', async () => {
     const { runner } = setup([

@@ -11,22 +11,24 @@
  *   chain+redact      both: what ships (the LedgerWriter defaults)
  *   createRunner      the public runner, for reference (same as chain+redact)
  *
- *   npx tsx scripts/bench-integrity.ts                 # 3000 invocations per configuration
- *   npx tsx scripts/bench-integrity.ts --n 10000 --sync full
+ * Measures dist/ (what ships; `npm run bench:integrity` builds first).
+ *
+ *   npm run bench:integrity                  # 3000 invocations per configuration
+ *   npm run bench:integrity -- --n 10000 --sync full
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineHooks, type HookSet } from '../src/domain/hooks.js';
-import type { Invocation } from '../src/domain/invocation.js';
-import { allow } from '../src/domain/results.js';
-import { openLedger, type Ledger } from '../src/ledger/open.js';
-import { pruneLedger } from '../src/ledger/prune.js';
-import { verifyLedger } from '../src/ledger/verify.js';
-import { LedgerWriter } from '../src/ledger/write.js';
-import { runForegroundPass } from '../src/runner/foreground.js';
-import { createRunner, parseInvocation } from '../src/runner/runner.js';
-import { HookIndex } from '../src/runner/select.js';
+import { defineHooks, type HookSet } from '../dist/domain/hooks.js';
+import type { Invocation } from '../dist/domain/invocation.js';
+import { allow } from '../dist/domain/results.js';
+import { openLedger, type Ledger } from '../dist/ledger/open.js';
+import { pruneLedger } from '../dist/ledger/prune.js';
+import { verifyLedger } from '../dist/ledger/verify.js';
+import { LedgerWriter } from '../dist/ledger/write.js';
+import { runForegroundPass } from '../dist/runner/foreground.js';
+import { createRunner, parseInvocation } from '../dist/runner/runner.js';
+import { HookIndex } from '../dist/runner/select.js';
 import { flag, printTable, stats } from './bench-support.js';
 
 const N = Number(flag('n', '3000'));

@@ -22,6 +22,11 @@ describe('redact (pure)', () => {
     ['password_assignment', 'mysql --password=s3cr3t -u root', 'mysql --password=[REDACTED:password_assignment] -u root'],
     ['password_assignment', 'API_KEY=abc123def456 npm start', 'API_KEY=[REDACTED:password_assignment] npm start'],
     ['github_token', 'git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x', 'git clone https://[REDACTED:github_token]@github.com/x'],
+    ['azure_sas_signature', 'az copy https://a.blob.core.windows.net/c?sv=2022&sig=AbCdEf0123456789%2BxyZ== .', 'az copy https://a.blob.core.windows.net/c?sv=2022&sig=[REDACTED:azure_sas_signature] .'],
+    ['slack_token', 'SLACK=xoxb-1234567890-abcdefghij ./notify', 'SLACK=[REDACTED:slack_token] ./notify'],
+    ['llm_api_key', 'ask --with sk-ant-abcdefghijklmnopqrstuvwxyz012345', 'ask --with [REDACTED:llm_api_key]'],
+    ['stripe_key', 'charge rk_live_abcdefghijklmnopqrstuvwx now', 'charge [REDACTED:stripe_key] now'],
+    ['basic_auth', 'curl -H "authorization: basic dXNlcjpwYXNzd29yZA==" x', 'curl -H "authorization: basic [REDACTED:basic_auth]" x'],
   ])('built-in rule %s', (_name, input, expected) => {
     const result = redact({ command: input });
     expect(result.value).toEqual({ command: expected });
@@ -45,6 +50,13 @@ describe('redact (pure)', () => {
     });
     expect(result.paths).toEqual(['env.API_TOKEN', 'env.password', 'headers.Authorization']);
     expect(value).toEqual(copy);
+  });
+
+  it('with the built-ins on, a configured pattern still applies to strings no built-in matches', () => {
+    const redactor = new Redactor({ patterns: [{ name: 'ticket', regex: '(?<pre>TICKET-)\\d+' }] });
+    const result = redactor.redact({ a: 'see TICKET-42', b: `both TICKET-7 and ${AWS_ID}`, c: 'nothing here at all' });
+    expect(result.value).toEqual({ a: 'see TICKET-[REDACTED:ticket]', b: 'both TICKET-[REDACTED:ticket] and [REDACTED:aws_access_key]', c: 'nothing here at all' });
+    expect(result.paths).toEqual(['a', 'b']);
   });
 
   it('configured paths (with * and **) and patterns (with kept pre/post groups)', () => {

@@ -248,3 +248,16 @@ function cap(text: string): string {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
+
+/**
+ * The http answer when the event itself is unknown: a body that is not a JSON object, or one
+ * too large to read. Command mode exits 2 there; over http the nearest equivalent is the
+ * top-level block, which PreToolUse (its legacy form), UserPromptSubmit, PostToolUse and Stop
+ * honour, without the `continue: false` that would end the whole session. An error status
+ * would not do: Claude Code treats it as a non-blocking error, and the tool call would run.
+ */
+export function unknownEventHttpBody(problem: string, policy: 'deny' | 'allow'): Record<string, unknown> {
+  const answer = internalFailureAnswer(null, problem, policy);
+  if (answer.exitCode !== 2) return answer.json;
+  return { decision: 'block', reason: answer.stderr, systemMessage: answer.stderr };
+}

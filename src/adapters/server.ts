@@ -11,7 +11,7 @@ import { parseInvocationFilter, parseTimeBound } from '../ledger/queries/filters
 import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
-import { claudeHttpBody } from './claude-output.js';
+import { claudeHttpBody, unknownEventHttpBody } from './claude-output.js';
 
 /**
  * hookledger over HTTP: one long-lived process (no process start per tool call) serving
@@ -83,8 +83,14 @@ export function createHookServer(options: HookServerOptions): HookServer {
     handle(req, res).catch((error: unknown) => {
       const expected = error instanceof HttpError || (error instanceof HookledgerError && statusFor(error) < 500);
       if (!expected) log(`hookledger serve: ${req.method} ${req.url}: ${describeThrown(error)}`);
-      if (!res.headersSent) sendError(res, error);
-      else res.destroy();
+      if (res.headersSent) return res.destroy();
+      const failure = errorBody(error);
+      if (!isClaudeHookCall(req)) return sendJson(res, failure.status, { error: { code: failure.code, message: failure.message } });
+      // A Claude Code hook call is answered 200 in Claude's format under the error policy
+      // (the event is unknown): Claude Code reads any error status as a non-blocking error
+      // and would run the tool. Nothing was recorded.
+      if (expected) log(`hookledger serve: ${req.method} ${req.url}: ${failure.message}`);
+      sendJson(res, 200, unknownEventHttpBody(failure.message, policy));
     });
   });
   // Claude Code's hook client keeps connections alive between tool calls.
@@ -258,14 +264,17 @@ function statusFor(error: HookledgerError): number {
   return 500;
 }
 
-function sendError(res: ServerResponse, error: unknown): void {
-  const [status, code, message] =
-    error instanceof HttpError
-      ? [error.status, error.code, error.message]
-      : error instanceof HookledgerError
-        ? [statusFor(error), error.code, error.message]
-        : [500, 'internal', `internal error: ${describeThrown(error)}`];
-  sendJson(res, status, { error: { code, message } });
+/** The status, code and one-line message a failed request is answered with. */
+function errorBody(error: unknown): { status: number; code: string; message: string } {
+  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
+  if (error instanceof HookledgerError) return { status: statusFor(error), code: error.code, message: error.message };
+  return { status: 500, code: 'internal', message: `internal error: ${describeThrown(error)}` };
+}
+
+/** A Claude Code http hook's request: POST to the Claude endpoint. */
+function isClaudeHookCall(req: IncomingMessage): boolean {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  return req.method === 'POST' && (path === '/claude' || path === '/v1/claude');
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown): void {

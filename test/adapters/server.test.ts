@@ -42,9 +42,15 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close({ drainMs: 100 });
 });
 
-async function start(options: { maxBodyBytes?: number; hooks?: HookDefinition[] } = {}) {
+async function start(options: { maxBodyBytes?: number; hooks?: HookDefinition[]; onError?: 'deny' | 'allow' } = {}) {
   const { runner, ledger } = setup(options.hooks ?? HOOKS);
-  const server = createHookServer({ runner, ledger, token: TOKEN, ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}) });
+  const server = createHookServer({
+    runner,
+    ledger,
+    token: TOKEN,
+    ...(options.maxBodyBytes ? { maxBodyBytes: options.maxBodyBytes } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
   servers.push(server);
   const { url } = await server.listen(0);
   const count = () => ledger.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
@@ -81,27 +87,29 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     expect(count()).toBe(3);
   });
 
-  it('requests without the right token get 401 and are not recorded', async () => {
+  it('requests without the right token get 401 (a Claude hook call: a block) and are not recorded', async () => {
     const { call, count } = await start();
     const body = fixtureText('01-pretooluse-bash-rm.json');
     for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }, { authorization: `Basic ${TOKEN}` }]) {
-      for (const [method, path] of [['POST', '/claude'], ['POST', '/v1/invocations'], ['GET', '/v1/invocations/1'], ['GET', '/v1/denials']] as const) {
+      for (const [method, path] of [['POST', '/v1/invocations'], ['GET', '/v1/invocations/1'], ['GET', '/v1/denials']] as const) {
         const res = await call(method, path, method === 'POST' ? body : undefined, headers);
         expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.json).toMatchObject({ error: { code: 'unauthorised' } });
         expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
       }
+      // A Claude Code hook with a wrong token must not fail open: a 401 would let the tool run.
+      const res = await call('POST', '/claude', body, headers);
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ decision: 'block', reason: expect.stringMatching(/^hookledger could not decide: missing or wrong bearer token/), systemMessage: expect.any(String) });
     }
     expect(count()).toBe(0);
   });
 
-  it('malformed bodies: 400 with one clear message, nothing recorded', async () => {
+  it('malformed bodies on the JSON API: 400 with one clear message, nothing recorded', async () => {
     const { call, count } = await start();
     const cases: Array<[string, string, RegExp]> = [
-      ['/claude', '{"hook_event_name":', /^body: not valid JSON/],
-      ['/claude', '[1,2]', /^body: expected the Claude Code hook JSON object$/],
-      ['/claude', '', /^body: empty; expected JSON$/],
       ['/v1/invocations', 'nope', /^body: not valid JSON/],
+      ['/v1/invocations', '', /^body: empty; expected JSON$/],
       ['/v1/invocations', '{"point":"pre_tool"}', /^body: point: unknown point "pre_tool"/],
       ['/v1/invocations', '{"point":"pre_tool_use","tool_name":"Bash"}', /^body: .*tool_name/],
       ['/v1/invocations', '{"hook_event_name":"PreToolUse","tool_name":5}', /^body: tool_name: tool_name must be a string$/],
@@ -125,6 +133,29 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     expect(count()).toBe(0);
   });
 
+  it('a /claude body that is not a hook payload, or too large, is blocked under the error policy (status 200, nothing recorded)', async () => {
+    const { call, count } = await start({ maxBodyBytes: 2048 });
+    const cases: Array<[string, RegExp]> = [
+      ['{"hook_event_name":', /^hookledger could not decide: body: not valid JSON/],
+      ['[1,2]', /^hookledger could not decide: body: expected the Claude Code hook JSON object$/],
+      ['', /^hookledger could not decide: body: empty; expected JSON$/],
+      [JSON.stringify({ hook_event_name: 'PreToolUse', tool_input: { content: 'x'.repeat(10_000) } }), /^hookledger could not decide: body: (10060 bytes )?exceeds the 2048-byte limit/],
+    ];
+    for (const [body, reason] of cases) {
+      const res = await call('POST', '/claude', body);
+      // An error status would be a non-blocking error in Claude Code: the tool call would run.
+      expect(res.status, body.slice(0, 30)).toBe(200);
+      expect(res.json).toEqual({ decision: 'block', reason: expect.stringMatching(reason), systemMessage: expect.stringMatching(reason) });
+      expect(res.json!.reason).not.toContain('\n');
+    }
+    expect(count()).toBe(0);
+
+    const lenient = await start({ onError: 'allow' });
+    const res = await lenient.call('POST', '/claude', 'not json');
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ systemMessage: expect.stringMatching(/^hookledger could not decide: body: not valid JSON/) });
+  });
+
   it('oversized bodies get 413, with and without Content-Length', async () => {
     const { url, call, count } = await start({ maxBodyBytes: 2048 });
     const big = JSON.stringify({ point: 'pre_tool_use', toolInput: { content: 'x'.repeat(10_000) } });
@@ -133,7 +164,7 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     expect(res.json).toEqual({ error: { code: 'body_too_large', message: expect.stringMatching(/exceeds the 2048-byte limit/) } });
     // Chunked: the limit is enforced while reading.
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${url}/claude`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'transfer-encoding': 'chunked' } }, (response) => {
+      const req = request(`${url}/v1/invocations`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'transfer-encoding': 'chunked' } }, (response) => {
         let body = '';
         response.on('data', (c: Buffer) => (body += c.toString()));
         response.on('end', () => resolve({ status: response.statusCode!, body }));
@@ -212,9 +243,9 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     });
     const report = await upstream.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'rm -rf /tmp/x' } });
     expect(report).toMatchObject({ decision: 'deny', decisiveHookId: 'remote', message: expect.stringContaining('denied by block-destructive-rm (safety_violation): recursive delete') });
+    // Without the token the Claude endpoint still answers in Claude's format: a block, under the deny error policy.
     const read = await upstream.run({ point: 'pre_tool_use', toolName: 'Read', toolInput: { file_path: '/x' } });
-    expect(read.decision).toBe('none');
-    expect(read.outcomes.find((o) => o.hookId === 'unauthorised')).toMatchObject({ status: 'failed', failureDetail: expect.stringMatching(/^HTTP 401/) });
+    expect(read).toMatchObject({ decision: 'deny', decisiveHookId: 'unauthorised', message: expect.stringMatching(/missing or wrong bearer token/) });
     await upstream.close();
   });
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { pointSchema, type Point } from './points.js';
+import { describeThrown, InputError } from './errors.js';
+import { frozenCopy, isPlainObject } from './frozen.js';
 
 /**
  * The canonical invocation (DESIGN section 8): one lifecycle event handed to the runner.
@@ -73,10 +75,44 @@ export function modifiableInput(invocation: Invocation): unknown {
   return invocation.point === 'user_prompt_submit' ? invocation.prompt : invocation.toolInput;
 }
 
-/** Returns a copy of the invocation with its modifiable input replaced. */
+/**
+ * The invocation as hooks receive it: a deep, frozen copy, shared by every hook of the pass
+ * (domain/frozen.ts says why). Throws InputError when part of it cannot be read.
+ */
+export function frozenInvocation(invocation: Invocation, where = 'invocation'): Invocation {
+  try {
+    return frozenCopy(invocation);
+  } catch (error) {
+    throw new InputError(`${where}: could not be read (${describeThrown(error)})`);
+  }
+}
+
+/** Returns a frozen copy of the invocation with its modifiable input replaced (see `modifyProblem`). */
 export function withModifiedInput(invocation: Invocation, input: unknown): Invocation {
   if (invocation.point === 'user_prompt_submit') {
-    return { ...invocation, prompt: typeof input === 'string' ? input : JSON.stringify(input) };
+    return Object.freeze({ ...invocation, prompt: typeof input === 'string' ? input : JSON.stringify(input) });
   }
-  return { ...invocation, toolInput: input };
+  return Object.freeze({ ...invocation, toolInput: frozenCopy(input) });
+}
+
+/** Points where something has not happened yet, so its input can still be rewritten. */
+const MODIFIABLE_POINTS: ReadonlySet<Point> = new Set<Point>(['pre_tool_use', 'permission_request', 'user_prompt_submit', 'pre_llm_request']);
+
+/**
+ * Why a `modify` cannot apply to this invocation, or null when it can. A replacement must be
+ * something the agent can take in place of the original: a prompt is a string, an object tool
+ * input stays an object (Claude Code rejects any other `updatedInput` and then ignores the
+ * whole answer), and after the fact (a tool's result, a session start) there is nothing to rewrite.
+ */
+export function modifyProblem(invocation: Invocation, input: unknown): string | null {
+  if (!MODIFIABLE_POINTS.has(invocation.point)) {
+    return `input: nothing can be modified at ${invocation.point} (modify rewrites a tool input before the tool runs, or a prompt)`;
+  }
+  if (invocation.point === 'user_prompt_submit') {
+    return typeof input === 'string' ? null : 'input: a replacement prompt must be a string';
+  }
+  if (isPlainObject(invocation.toolInput) && !isPlainObject(input)) {
+    return 'input: a replacement tool input must be an object, as the original is';
+  }
+  return null;
 }

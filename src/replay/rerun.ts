@@ -1,5 +1,5 @@
 import type { HookSet } from '../domain/hooks.js';
-import type { Invocation } from '../domain/invocation.js';
+import { frozenInvocation, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { DecisionState } from '../domain/replay.js';
@@ -61,7 +61,8 @@ export class HookSetReplayer {
     this.background = withBackground ? new BackgroundDispatcher(hookSet.backgroundConcurrency) : null;
   }
 
-  async run(invocation: Invocation, signal: AbortSignal | undefined): Promise<Replayed> {
+  async run(stored: Invocation, signal: AbortSignal | undefined): Promise<Replayed> {
+    const invocation = frozenInvocation(stored, 'stored invocation');
     const selection = this.index.select(invocation);
     const options = signal ? { replay: true, invocationId: null, signal } : { replay: true, invocationId: null };
     const pass = await runForegroundPass(selection.foreground, invocation, this.hookSet.strategy, options);

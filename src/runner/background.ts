@@ -70,7 +70,10 @@ export class BackgroundDispatcher {
   private pump(): void {
     while (this.running.size < this.concurrency && this.queue.length > 0) {
       const job = this.queue.shift()!;
-      const task = this.run(job).finally(() => {
+      // Started on a later turn of the event loop, never inside the caller's run(): a
+      // synchronous hook (or the synchronous start of an async one) would otherwise hold
+      // back the decision it must not delay.
+      const task = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run(job)).finally(() => {
         this.running.delete(task);
         this.pump();
       });

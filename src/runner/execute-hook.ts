@@ -1,5 +1,6 @@
 import pTimeout, { TimeoutError } from 'p-timeout';
 import type { ResolvedHook } from '../domain/hooks.js';
+import { frozenCopy } from '../domain/frozen.js';
 import type { Invocation } from '../domain/invocation.js';
 import type { FailureReason } from '../domain/outcomes.js';
 import { parseHookResult, type HookResult } from '../domain/results.js';
@@ -81,22 +82,27 @@ export function executeHook(hook: ResolvedHook, invocation: Invocation, options:
   const startedAt = Date.now();
   const t0 = process.hrtime.bigint();
   let started: unknown;
+  let thenable: boolean;
   try {
     // In-process functions are called directly: for a synchronous answer, arming a timer and
     // chaining promises would cost more than the hook itself. A synchronous hook cannot be
     // interrupted anyway (that needs worker isolation).
     started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
+    // Inside the try: reading `then` runs a hostile getter.
+    thenable = isThenable(started);
   } catch (error) {
     ctx.release();
     return failed(hook, options, ctx, error, startedAt, t0);
   }
-  if (!isThenable(started)) {
+  if (!thenable) {
     ctx.release();
-    return settled(options, started, startedAt, t0);
+    return settled(hook, options, started, startedAt, t0);
   }
-  return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs })
+  // The runner's shutdown signal ends the wait too: close() must not outlast its deadline for a
+  // hook that ignores ctx.signal.
+  return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) })
     .then(
-      (value) => settled(options, value, startedAt, t0),
+      (value) => settled(hook, options, value, startedAt, t0),
       (error: unknown) => failed(hook, options, ctx, error, startedAt, t0),
     )
     .finally(() => ctx.release());
@@ -105,16 +111,30 @@ export function executeHook(hook: ResolvedHook, invocation: Invocation, options:
 const elapsedUs = (t0: bigint): number => Number((process.hrtime.bigint() - t0) / 1000n);
 
 /** A hook answered: validate what it returned. */
-function settled(options: ExecuteOptions, value: unknown, startedAt: number, t0: bigint): HookExecution {
+function settled(hook: ResolvedHook, options: ExecuteOptions, value: unknown, startedAt: number, t0: bigint): HookExecution {
   const durationUs = elapsedUs(t0);
   // A hook that returned because the runner shut down did not finish its work.
   if (options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+  // A synchronous hook (or one that blocked the event loop) could not be stopped at its
+  // deadline, but its late answer is not obeyed: the timeout is the contract.
+  if (durationUs > hook.timeoutMs * 1000) {
+    const detail = `answered after ${Math.round(durationUs / 1000)} ms, past its ${hook.timeoutMs} ms timeout (it blocked the event loop, so it could not be stopped; isolation: "worker" can stop it)`;
+    return { ok: false, failureReason: 'timeout', detail, startedAt, durationUs };
+  }
   if (exceedsJsonLimit(value)) return { ok: false, failureReason: 'invalid_result', detail: RESULT_LIMIT_DETAIL, startedAt, durationUs };
   const parsed = safeParse(value);
   if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
-  const unsendable = parsed.result.decision === 'modify' ? notJson(parsed.result.input) : null;
+  if (parsed.result.decision !== 'modify') return { ok: true, result: parsed.result, startedAt, durationUs };
+  const unsendable = notJson(parsed.result.input);
   if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
-  return { ok: true, result: parsed.result, startedAt, durationUs };
+  // The hook keeps a reference to what it returned; the record and later hooks must not see it change.
+  let input: {} | null;
+  try {
+    input = frozenCopy(parsed.result.input);
+  } catch (error) {
+    return { ok: false, failureReason: 'invalid_result', detail: `input: could not be read (${describeHostile(error)})`, startedAt, durationUs };
+  }
+  return { ok: true, result: { ...parsed.result, input }, startedAt, durationUs };
 }
 
 /** A hook threw, rejected or ran out of time. */

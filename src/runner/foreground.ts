@@ -1,5 +1,5 @@
 import type { Strategy } from '../domain/hooks.js';
-import { modifiableInput, withModifiedInput, type Invocation } from '../domain/invocation.js';
+import { modifiableInput, modifyProblem, withModifiedInput, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Decision, ReasonCode } from '../domain/results.js';
 import { executeHook, type ExecuteOptions } from './execute-hook.js';
@@ -28,7 +28,8 @@ const RANK: Record<Decision, number> = { none: 0, allow: 1, ask: 2, deny: 3 };
 /**
  * Runs the foreground hooks one at a time in (priority, registration index) order, each
  * seeing the input as modified by the hooks before it, and merges their answers by the
- * hook set's strategy. Never throws: every failure becomes an outcome.
+ * hook set's strategy. Never throws: every failure becomes an outcome. The invocation must be
+ * the frozen copy hooks may share (`frozenInvocation`); replacements are frozen as applied.
  */
 export async function runForegroundPass(
   registrations: Registration[],
@@ -58,7 +59,11 @@ export async function runForegroundPass(
   for (const [order, registration] of registrations.entries()) {
     const { hook } = registration;
     const pending = executeHook(hook, current, options);
-    const execution = pending instanceof Promise ? await pending : pending;
+    let execution = pending instanceof Promise ? await pending : pending;
+    if (execution.ok && execution.result.decision === 'modify' && hook.capability === 'guardrail') {
+      const problem = modifyProblem(current, execution.result.input);
+      if (problem !== null) execution = { ok: false, failureReason: 'invalid_result', detail: problem, startedAt: execution.startedAt, durationUs: execution.durationUs };
+    }
     const outcome = applyExecution(blankOutcome(registration, invocation.point), execution, order);
     outcomes.push(outcome);
 

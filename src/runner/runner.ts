@@ -1,6 +1,6 @@
 import { InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
-import { invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
+import { frozenInvocation, invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
 import type { Outcome, Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
 import type { Ledger } from '../ledger/open.js';
@@ -52,7 +52,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const reportBackgroundError = options.onBackgroundError ?? (() => {});
 
   async function run(input: InvocationInput | Invocation): Promise<Report> {
-    const invocation = parseInvocation(input);
+    const invocation = frozenInvocation(parseInvocation(input));
     const startedAt = Date.now();
     const t0 = process.hrtime.bigint();
     const selection = index.select(invocation);

@@ -9,7 +9,7 @@ export interface Registration {
   registrationIndex: number;
 }
 
-/** Hooks that apply to one invocation, foreground sorted by (priority, registration index). */
+/** Hooks that apply to one invocation, each list sorted by (priority, registration index). */
 export interface Selection {
   foreground: Registration[];
   background: Registration[];
@@ -28,7 +28,7 @@ export class HookIndex {
     }
   }
 
-  /** DESIGN section 4 step 1: the point's hooks whose matcher matches; foreground in run order. */
+  /** DESIGN section 4 step 1: the point's hooks whose matcher matches, in run order. */
   select(invocation: Invocation): Selection {
     const foreground: Registration[] = [];
     const background: Registration[] = [];
@@ -36,7 +36,11 @@ export class HookIndex {
       if (!registration.hook.matches(invocation.point, invocation.toolName)) continue;
       (registration.hook.mode === 'foreground' ? foreground : background).push(registration);
     }
-    foreground.sort((a, b) => a.hook.priority - b.hook.priority || a.registrationIndex - b.registrationIndex);
+    // Background hooks in the same order, so the report lists outcomes as explain reads them back.
+    foreground.sort(byRunOrder);
+    background.sort(byRunOrder);
     return { foreground, background };
   }
 }
+
+const byRunOrder = (a: Registration, b: Registration): number => a.hook.priority - b.hook.priority || a.registrationIndex - b.registrationIndex;

@@ -14,9 +14,17 @@ export const reasonCodeSchema = z.enum(REASON_CODES);
 /** Optional text for the agent's context (Claude Code `additionalContext`), allowed on every result. */
 const contextField = { additionalContext: z.string().optional() };
 
+/**
+ * A replacement input that an `allow` or `ask` may carry (Claude Code's `updatedInput` next to
+ * a permission decision): the rewrite is applied as a `modify` would be, and the decision still
+ * counts. Without it, a wrapped Claude hook that rewrites and asks would lose one half.
+ */
+const replacementField = { input: z.unknown().optional() };
+
 export const allowResultSchema = z.strictObject({
   decision: z.literal('allow'),
   message: z.string().optional(),
+  ...replacementField,
   ...contextField,
 });
 export const denyResultSchema = z.strictObject({
@@ -29,6 +37,7 @@ export const denyResultSchema = z.strictObject({
 export const askResultSchema = z.strictObject({
   decision: z.literal('ask'),
   message: z.string().min(1, 'an ask needs a message for the user'),
+  ...replacementField,
   ...contextField,
 });
 export const modifyResultSchema = z.strictObject({
@@ -123,6 +132,11 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
     if (inner) return inner.message;
   }
   return issue.message;
+}
+
+/** The replacement input a result carries (`modify`, or an `allow`/`ask` with `input`), else undefined. */
+export function replacementOf(result: HookResult): unknown {
+  return result.decision === 'modify' || result.decision === 'allow' || result.decision === 'ask' ? result.input : undefined;
 }
 
 /** Builders for in-process hooks. */

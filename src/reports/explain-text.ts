@@ -67,5 +67,7 @@ export function outcomeNote(o: Outcome): string {
   if (o.status === 'interrupted') return o.failureDetail ?? 'interrupted';
   if (o.reasonCode) return `[${o.reasonCode}] ${o.message ?? ''}`;
   if (o.decision === 'modify') return `modified input${o.message ? `: ${o.message}` : ''}`;
+  // An allow or ask that also rewrote the input (Claude Code's decision with updatedInput).
+  if (o.modifiedInput !== null) return `rewrote the input${o.message ? `: ${o.message}` : ''}`;
   return o.message ?? '';
 }

@@ -1,5 +1,6 @@
 import type { Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
+import { replacementOf } from '../domain/results.js';
 import { executeHook } from './execute-hook.js';
 import { applyExecution } from './outcome.js';
 import type { Registration } from './select.js';
@@ -89,9 +90,9 @@ export class BackgroundDispatcher {
       signal: this.shutdown.signal,
     });
     const outcome = applyExecution(job.outcome, execution, job.executionOrder);
-    if (execution.ok && execution.result.decision !== 'none' && execution.result.decision !== 'allow') {
+    if (execution.ok && ((execution.result.decision !== 'none' && execution.result.decision !== 'allow') || replacementOf(execution.result) !== undefined)) {
       outcome.failureReason = 'observe_only_violation';
-      outcome.failureDetail = `a background hook returned ${execution.result.decision}; background hooks never decide`;
+      outcome.failureDetail = `a background hook returned ${execution.result.decision}${execution.result.decision === 'allow' ? ' with a replacement input' : ''}; background hooks never decide`;
     }
     job.onDone(outcome);
   }

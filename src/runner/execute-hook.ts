@@ -3,7 +3,7 @@ import type { ResolvedHook } from '../domain/hooks.js';
 import { frozenCopy } from '../domain/frozen.js';
 import type { Invocation } from '../domain/invocation.js';
 import type { FailureReason } from '../domain/outcomes.js';
-import { parseHookResult, type HookResult } from '../domain/results.js';
+import { parseHookResult, replacementOf, type HookResult } from '../domain/results.js';
 import { runtimeFor } from '../runtimes/index.js';
 import { describeHostile, exceedsJsonLimit, RESULT_LIMIT_DETAIL } from '../runtimes/result-limit.js';
 import { HookExecutionFailure, type RuntimeContext } from '../runtimes/types.js';
@@ -124,17 +124,19 @@ function settled(hook: ResolvedHook, options: ExecuteOptions, value: unknown, st
   if (exceedsJsonLimit(value)) return { ok: false, failureReason: 'invalid_result', detail: RESULT_LIMIT_DETAIL, startedAt, durationUs };
   const parsed = safeParse(value);
   if (!parsed.ok) return { ok: false, failureReason: 'invalid_result', detail: parsed.issues, startedAt, durationUs };
-  if (parsed.result.decision !== 'modify') return { ok: true, result: parsed.result, startedAt, durationUs };
-  const unsendable = notJson(parsed.result.input);
+  const replacement = replacementOf(parsed.result);
+  if (replacement === undefined) return { ok: true, result: parsed.result, startedAt, durationUs };
+  const unsendable = notJson(replacement);
   if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
   // The hook keeps a reference to what it returned; the record and later hooks must not see it change.
   let input: {} | null;
   try {
-    input = frozenCopy(parsed.result.input);
+    input = frozenCopy(replacement) as {} | null;
   } catch (error) {
     return { ok: false, failureReason: 'invalid_result', detail: `input: could not be read (${describeHostile(error)})`, startedAt, durationUs };
   }
-  return { ok: true, result: { ...parsed.result, input }, startedAt, durationUs };
+  // Only results with a replacement reach here (replacementOf), and those all have `input`.
+  return { ok: true, result: { ...parsed.result, input } as HookResult, startedAt, durationUs };
 }
 
 /** A hook threw, rejected or ran out of time. */

@@ -1,7 +1,7 @@
 import type { Strategy } from '../domain/hooks.js';
 import { modifiableInput, modifyProblem, withModifiedInput, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
-import type { Decision, ReasonCode } from '../domain/results.js';
+import { replacementOf, type Decision, type ReasonCode } from '../domain/results.js';
 import { executeHook, type ExecuteOptions } from './execute-hook.js';
 import { applyExecution, blankOutcome, failClosedMessage } from './outcome.js';
 import type { Registration } from './select.js';
@@ -60,8 +60,9 @@ export async function runForegroundPass(
     const { hook } = registration;
     const pending = executeHook(hook, current, options);
     let execution = pending instanceof Promise ? await pending : pending;
-    if (execution.ok && execution.result.decision === 'modify' && hook.capability === 'guardrail') {
-      const problem = modifyProblem(current, execution.result.input);
+    const replacement = execution.ok ? replacementOf(execution.result) : undefined;
+    if (execution.ok && replacement !== undefined && hook.capability === 'guardrail') {
+      const problem = modifyProblem(current, replacement);
       if (problem !== null) execution = { ok: false, failureReason: 'invalid_result', detail: problem, startedAt: execution.startedAt, durationUs: execution.durationUs };
     }
     const outcome = applyExecution(blankOutcome(registration, invocation.point), execution, order);
@@ -79,16 +80,21 @@ export async function runForegroundPass(
     const result = execution.result;
     if (result.additionalContext) additionalContext.push(result.additionalContext);
     if (hook.capability === 'observe') {
-      if (result.decision === 'deny' || result.decision === 'ask' || result.decision === 'modify') {
+      if (result.decision === 'deny' || result.decision === 'ask' || result.decision === 'modify' || replacement !== undefined) {
+        const what = result.decision === 'allow' ? 'allow with a replacement input' : result.decision;
         outcome.failureReason = 'observe_only_violation';
-        outcome.failureDetail = `an observer returned ${result.decision}; observers may only watch (declare capability "guardrail" to decide)`;
+        outcome.failureDetail = `an observer returned ${what}; observers may only watch (declare capability "guardrail" to decide)`;
       }
       continue;
     }
 
-    if (result.decision === 'modify') {
-      current = withModifiedInput(current, result.input);
+    // A replacement (a modify, or an allow/ask that also rewrites) is applied first; an
+    // allow or ask then counts as a decision like any other.
+    if (replacement !== undefined) {
+      current = withModifiedInput(current, replacement);
       modified = true;
+    }
+    if (result.decision === 'modify') {
       if (strategy === 'first_decision_wins') {
         decide(outcome, 'allow', null, result.reason ?? null);
         endedBy = hook.id;

@@ -1,6 +1,7 @@
 import type { ResolvedHook } from '../domain/hooks.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
+import { replacementOf } from '../domain/results.js';
 import type { HookExecution } from './execute-hook.js';
 import type { Registration } from './select.js';
 
@@ -54,7 +55,7 @@ export function applyExecution(outcome: Outcome, execution: HookExecution, execu
     reasonCode: r.decision === 'deny' ? r.reasonCode : null,
     message: r.decision === 'deny' || r.decision === 'ask' ? r.message : r.decision === 'allow' ? (r.message ?? null) : r.decision === 'modify' ? (r.reason ?? null) : null,
     payload: r.decision === 'deny' ? (r.payload ?? null) : null,
-    modifiedInput: r.decision === 'modify' ? r.input : null,
+    modifiedInput: replacementOf(r) ?? null,
     additionalContext: r.additionalContext ?? null,
   };
 }

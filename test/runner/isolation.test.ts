@@ -144,3 +144,24 @@ describe('background hooks and the caller', () => {
     expect(explain(ledger, report.invocationId).outcomes.map((o) => o.hookId)).toEqual(['g', 'b-early', 'b-late']);
   });
 });
+
+describe('an allow or ask that also rewrites the input (Claude Code: a permission decision with updatedInput)', () => {
+  it('applies the rewrite and keeps the decision; an ask with a rewrite outranks a plain allow', async () => {
+    const { runner, ledger } = setup([
+      { id: 'sanitise-and-ask', point: 'pre_tool_use', priority: 1, capability: 'guardrail', run: () => ({ decision: 'ask', message: 'confirm the safer command', input: { command: 'rm -ri ./tmp' } }) },
+      { id: 'sees', point: 'pre_tool_use', priority: 2, capability: 'guardrail', run: (inv) => allow(`saw ${(inv.toolInput as { command: string }).command}`) },
+    ]);
+    const report = await runner.run(bash('rm -rf ./tmp'));
+    expect(report).toMatchObject({ decision: 'ask', decisiveHookId: 'sanitise-and-ask', modifiedInput: { command: 'rm -ri ./tmp' } });
+    expect(report.outcomes[0]).toMatchObject({ decision: 'ask', modifiedInput: { command: 'rm -ri ./tmp' } });
+    expect(report.outcomes[1]).toMatchObject({ decision: 'allow', message: 'saw rm -ri ./tmp' });
+    expect(explain(ledger, report.invocationId).outcomes[0]).toMatchObject({ decision: 'ask', modifiedInput: { command: 'rm -ri ./tmp' } });
+  });
+
+  it('an observer that returns allow with a replacement is an observe_only_violation and changes nothing', async () => {
+    const { runner } = setup([{ id: 'obs', point: 'pre_tool_use', run: () => ({ decision: 'allow', input: { command: 'ls' } }) }]);
+    const report = await runner.run(bash('rm -rf /'));
+    expect(report).toMatchObject({ decision: 'none', modifiedInput: null });
+    expect(report.outcomes[0]).toMatchObject({ failureReason: 'observe_only_violation', failureDetail: expect.stringContaining('allow with a replacement input') });
+  });
+});

@@ -193,7 +193,7 @@ export function sessionTimeline(ledger: Ledger, sessionId: string, page: PageReq
        (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed') AS failures,
        (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out') AS timeouts,
        CASE WHEN i.modified_input_json IS NOT NULL THEN (SELECT json_group_array(hook_id) FROM (SELECT o.hook_id FROM outcomes o
-         WHERE o.invocation_id = i.id AND o.decision = 'modify' AND o.failure_reason IS NULL ORDER BY o.execution_order)) END AS modified_by
+         WHERE o.invocation_id = i.id AND o.modified_input_json IS NOT NULL AND o.failure_reason IS NULL ORDER BY o.execution_order)) END AS modified_by
      FROM invocations i ${where} ORDER BY i.id LIMIT ? OFFSET ?`,
   ).all(...params, limit + 1, offset);
   const more = rows.length > limit;

@@ -1,4 +1,4 @@
-import type { Report } from '../domain/outcomes.js';
+import type { Outcome, Report } from '../domain/outcomes.js';
 import { CLAUDE_TEXT_LIMIT } from '../runtimes/claude-wire.js';
 
 /**
@@ -104,7 +104,13 @@ export function decisionReason(report: Report): string {
  *   confirms the rewritten call (an `allow` would auto-approve a command nobody saw).
  * - PermissionRequest: decision.behavior deny (message, interrupt) or allow (updatedInput);
  *   ask means "show the dialog", which is what happens without a decision.
+ * - PreToolUse / PermissionRequest with a modified input that is not an object: deny.
+ *   Claude Code rejects any other `updatedInput` as invalid output and then ignores the
+ *   whole answer, so sending it would let the original call through (fail open).
  * - events with a top-level decision: deny → `decision: "block"` with the reason.
+ * - UserPromptSubmit with a modified prompt and no deny: `decision: "block"` + a
+ *   `systemMessage`. Claude Code cannot take a rewritten prompt, and answering nothing would
+ *   send the original (e.g. with the secret a redaction guardrail removed) to the model.
  * - TaskCompleted, TeammateIdle, WorktreeCreate: deny → exit 2 with the reason on stderr.
  * - an `ask` where the event has no way to ask becomes a `systemMessage` for the user.
  * - additionalContext where the event documents it, joined in execution order.
@@ -121,9 +127,20 @@ export function claudeAnswer(report: Report, eventName: string | null): ClaudeAn
   let exitCode: 0 | 2 = 0;
   let stderr: string | null = null;
   const reason = report.decision === 'none' ? null : decisionReason(report);
+  const modified = report.modifiedInput !== null && report.modifiedInput !== undefined;
+  const toolEvent = blockStyle === 'permission_decision' || blockStyle === 'permission_request';
 
-  if (blockStyle === 'permission_decision') {
-    const modified = report.modifiedInput !== null && report.modifiedInput !== undefined;
+  if (toolEvent && modified && report.decision !== 'deny' && !isRecord(report.modifiedInput)) {
+    const refusal = cap(
+      `[hookledger] denied: ${modifiers(report)} rewrote the tool input as ${describeValue(report.modifiedInput)}, but Claude Code only accepts an object as updatedInput (${explainHint(report.invocationId)})`,
+    );
+    if (blockStyle === 'permission_decision') {
+      specific().permissionDecision = 'deny';
+      specific().permissionDecisionReason = refusal;
+    } else {
+      specific().decision = { behavior: 'deny', message: refusal };
+    }
+  } else if (blockStyle === 'permission_decision') {
     if (report.decision === 'deny') {
       specific().permissionDecision = 'deny';
       specific().permissionDecisionReason = reason;
@@ -149,9 +166,13 @@ export function claudeAnswer(report: Report, eventName: string | null): ClaudeAn
       const interrupt = isRecord(decisive?.payload) && decisive.payload.interrupt === true;
       specific().decision = { behavior: 'deny', message: reason, ...(interrupt ? { interrupt: true } : {}) };
     } else if (report.decision === 'allow') {
-      const modified = report.modifiedInput !== null && report.modifiedInput !== undefined;
       specific().decision = { behavior: 'allow', ...(modified ? { updatedInput: report.modifiedInput } : {}) };
     }
+  } else if (event === 'UserPromptSubmit' && modified && report.decision !== 'deny') {
+    const refusal = promptRewriteReason(report);
+    json.decision = 'block';
+    json.reason = refusal;
+    json.systemMessage = refusal;
   } else if (report.decision === 'deny' && blockStyle === 'top_level') {
     json.decision = 'block';
     // Stop/SubagentStop: the reason is Claude's next instruction, so context rides along in it.
@@ -226,9 +247,35 @@ export function claudeHttpBody(answer: ClaudeAnswer): Record<string, unknown> {
   return { ...answer.json, continue: false, stopReason: reason, systemMessage: reason };
 }
 
+/** The guardrails whose `modify` was applied, in execution order (an observer's is only recorded). */
+function modifyingOutcomes(report: Report): Outcome[] {
+  return report.outcomes.filter((o) => o.decision === 'modify' && o.capability === 'guardrail');
+}
+
 function modifiers(report: Report): string {
-  const ids = report.outcomes.filter((o) => o.decision === 'modify' && o.capability === 'guardrail').map((o) => o.hookId);
+  const ids = modifyingOutcomes(report).map((o) => o.hookId);
   return ids.length > 0 ? ids.join(', ') : 'a hook';
+}
+
+/**
+ * Why a rewritten prompt is blocked, naming the hooks that rewrote it and their reasons, e.g.
+ * `[hookledger] prompt blocked: redact-secrets rewrote it (removed an API key); Claude Code
+ * cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (hookledger explain 42)`.
+ */
+function promptRewriteReason(report: Report): string {
+  const outcomes = modifyingOutcomes(report);
+  const reasons = outcomes
+    .filter((o) => o.message !== null && o.message.trim() !== '')
+    .map((o) => (outcomes.length > 1 ? `${o.hookId}: ${oneLine(o.message!)}` : oneLine(o.message!)));
+  const because = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
+  return cap(
+    `[hookledger] prompt blocked: ${modifiers(report)} rewrote it${because}; Claude Code cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (${explainHint(report.invocationId)})`,
+  );
+}
+
+/** What a non-object replacement input is, for a reason: `a string`, `an array`, `a number` ... */
+function describeValue(value: unknown): string {
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }
 
 function joinContext(parts: string[]): string | null {

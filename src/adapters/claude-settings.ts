@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, describeThrown } from '../domain/errors.js';
@@ -107,20 +107,66 @@ export interface HookledgerCommandOptions {
   projectDir?: string | undefined;
 }
 
+/**
+ * A path as a shell word for a settings file: `"$CLAUDE_PROJECT_DIR/…"` when it lies inside
+ * `projectDir` (so a committed file works in every checkout), else absolute. `relative`
+ * says which, so a caller can warn about a machine-specific path.
+ */
+export function projectPathWord(path: string, projectDir: string | undefined): { word: string; relative: boolean } {
+  const absolute = resolve(path);
+  if (projectDir) {
+    const rel = relative(resolve(projectDir), absolute);
+    if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) {
+      return { word: shellWord(`$CLAUDE_PROJECT_DIR/${rel.split(sep).join('/')}`), relative: true };
+    }
+  }
+  return { word: shellWord(absolute), relative: false };
+}
+
 /** The shell command the handler runs. */
 export function hookledgerCommand(options: HookledgerCommandOptions): string {
-  const path = (p: string) => {
-    const absolute = resolve(p);
-    if (options.projectDir) {
-      const rel = relative(resolve(options.projectDir), absolute);
-      if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return shellWord(`$CLAUDE_PROJECT_DIR/${rel.split(sep).join('/')}`);
-    }
-    return shellWord(absolute);
-  };
+  const path = (p: string) => projectPathWord(p, options.projectDir).word;
   const parts = [options.bin, 'claude', '--config', path(options.configPath)];
   if (options.dbPath) parts.push('--db', options.dbPath === ':memory:' ? ':memory:' : path(options.dbPath));
   if (options.onError) parts.push('--on-error', options.onError);
   return parts.join(' ');
+}
+
+/** The default launcher, and whether it only works on this machine. */
+export interface DefaultBin {
+  bin: string;
+  /** An absolute path outside the project: wrong in any other checkout of a committed file. */
+  machineSpecific: boolean;
+}
+
+/**
+ * How Claude Code starts hookledger unless `--bin` says otherwise: node on the single-file
+ * `claude` bundle of the package at `packageRoot` (it starts about 1.7x faster than the
+ * CLI), else `hookledger` from PATH when the bundle was not built. With a `projectDir` (a
+ * settings file meant to be committed) a package installed in the project is written
+ * relative to `$CLAUDE_PROJECT_DIR`: an absolute path would make node exit 1 in another
+ * checkout, which Claude Code treats as a non-blocking error, so every guardrail would
+ * silently fail open. `node_modules/hookledger` is preferred when it leads to this package
+ * (pnpm's store path or an `npm link` target would not exist elsewhere).
+ */
+export function defaultHookledgerBin(packageRoot: string, projectDir?: string): DefaultBin {
+  const bundle = join('dist', 'bundle', 'claude.mjs');
+  if (!existsSync(join(packageRoot, bundle))) return { bin: 'hookledger', machineSpecific: false };
+  let root = packageRoot;
+  if (projectDir) {
+    const installed = join(resolve(projectDir), 'node_modules', 'hookledger');
+    if (sameFile(installed, packageRoot)) root = installed;
+  }
+  const { word, relative: inProject } = projectPathWord(join(root, bundle), projectDir);
+  return { bin: `node ${word}`, machineSpecific: projectDir !== undefined && !inProject };
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
 }
 
 /** A handler hookledger wrote: a `hookledger … claude` command, or an http handler on a hookledger /claude URL. */

@@ -17,6 +17,12 @@ const STDERR_REASON_LIMIT = 2000;
 /** Failure details keep only the start of stderr: enough to diagnose, small enough to store. */
 const STDERR_EXCERPT_LIMIT = 500;
 
+/**
+ * Points where a deny means "keep working" (Stop, SubagentStop block the stop), the opposite
+ * of what `continue: false` asks for.
+ */
+const STOP_POINTS: ReadonlySet<Point> = new Set<Point>(['stop', 'subagent_stop']);
+
 /** Points where Claude Code adds a hook's plain-text stdout to the model's context. */
 const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prompt_submit', 'session_start']);
 
@@ -148,7 +154,7 @@ export function parseJsonOutput(textValue: string, what: string): unknown {
 /**
  * Maps a parsed Claude Code JSON hook answer (exit-0 stdout or a 2xx http body) to the raw
  * hookledger result that `parseHookResult` validates. Precedence: `continue: false` stops
- * everything (deny); then the most restrictive of permissionDecision, legacy top-level
+ * everything (deny; on Stop/SubagentStop no opinion, see below); then the most restrictive of permissionDecision, legacy top-level
  * decision and PermissionRequest's behavior (deny > ask > allow; `defer` is no opinion);
  * deny and ask win over `updatedInput`, which otherwise becomes `modify`.
  * Throws `HookExecutionFailure('invalid_result')` naming the field when the shape is wrong.
@@ -181,6 +187,13 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
   const extra = context !== undefined ? { additionalContext: context } : {};
   const who = hookId ? `hook "${hookId}"` : 'the hook';
 
+  if (out.continue === false && STOP_POINTS.has(point)) {
+    // A deny here would block the stop, i.e. keep Claude working: the inverse of "stop Claude
+    // entirely". Letting the stop happen is the nearest reading; the reason stays on record.
+    const why = nonBlank(out.stopReason);
+    const note = `${who} asked Claude to stop (continue: false)${why !== undefined ? `: ${why}` : ''}`;
+    return { additionalContext: joinContext(context, note)! };
+  }
   if (out.continue === false) {
     return { decision: 'deny', reasonCode: 'policy_violation', message: nonBlank(out.stopReason) ?? `${who} asked to stop (continue: false)`, ...extra };
   }

@@ -24,7 +24,7 @@ export const commandRuntime: HookRuntime = {
   async execute(hook, invocation, ctx) {
     if (hook.runtime.kind !== 'command') throw new Error(`command runtime given a ${hook.runtime.kind} hook`);
     const spec = hook.runtime;
-    const projectDir = invocation.cwd ?? process.env.CLAUDE_PROJECT_DIR ?? null;
+    const projectDir = projectDirFor(invocation);
     // Claude Code substitutes path placeholders literally in exec form, where no shell would expand them.
     const expand = (value: string) => (projectDir === null ? value : value.replaceAll('${CLAUDE_PROJECT_DIR}', projectDir));
     const [file, args] = spec.args === null ? [SHELL, ['-c', spec.command]] : [expand(spec.command), spec.args.map(expand)];
@@ -35,7 +35,7 @@ export const commandRuntime: HookRuntime = {
       ...spec.env,
       HOOKLEDGER_HOOK_ID: hook.id,
       HOOKLEDGER_REPLAY: ctx.replay ? '1' : '0',
-      ...(invocation.cwd !== null ? { CLAUDE_PROJECT_DIR: invocation.cwd } : {}),
+      ...(projectDir !== null ? { CLAUDE_PROJECT_DIR: projectDir } : {}),
     };
     let input: string;
     try {
@@ -52,6 +52,19 @@ export const commandRuntime: HookRuntime = {
     return readClaudeHookOutput(output, invocation.point, hook.id);
   },
 };
+
+/**
+ * `CLAUDE_PROJECT_DIR` as Claude Code gives it to hooks: the session's project root, which
+ * stays put when Claude `cd`s into a subfolder, so hooks written as
+ * `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` keep resolving. The payload's `cwd` follows
+ * those moves, so it is only the fallback for a process not started by Claude Code (e.g.
+ * `serve` run from a terminal). An empty value counts as unset.
+ */
+function projectDirFor(invocation: Invocation): string | null {
+  const inherited = process.env.CLAUDE_PROJECT_DIR;
+  if (inherited !== undefined && inherited !== '') return inherited;
+  return invocation.cwd;
+}
 
 /**
  * The hook's own cwd when configured (it must exist: a silent fallback would run the hook

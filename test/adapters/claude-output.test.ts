@@ -72,6 +72,37 @@ describe('claudeAnswer: PreToolUse', () => {
     expect(answer.json.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'rm -rf ./dist' } });
   });
 
+  it('a modified input that is not an object is denied, never sent as updatedInput', async () => {
+    // The runner is meant to reject such a modify; the answer must fail closed regardless, because
+    // Claude Code drops a whole answer whose updatedInput is not an object and runs the call.
+    const permission = fixture('08-permissionrequest-bash.json');
+    const cases = [
+      [rm, [guard('rewrite', (inv) => modify({ ...(inv.toolInput as object), command: 'ls' }, 'safer'))]],
+      [rm, [guard('rewrite', (inv) => modify({ ...(inv.toolInput as object), command: 'ls' })), guard('ok', () => allow())]],
+      [permission, [guard('rewrite', (inv) => modify({ ...(inv.toolInput as object), command: 'ls' })), guard('ok', () => allow())]],
+      [permission, [guard('rewrite', (inv) => modify({ ...(inv.toolInput as object), command: 'ls' }))]],
+    ] as const;
+    for (const [payload, hooks] of cases) {
+      const { report } = await answerFor(payload, [...hooks]);
+      for (const [bad, what] of [['ls', 'a string'], [['ls'], 'an array'], [7, 'a number']] as const) {
+        const event = payload.hook_event_name as string;
+        const answer = claudeAnswer({ ...report, modifiedInput: bad }, event);
+        expect(protocolProblems(event, answer.json)).toEqual([]);
+        const reason = `[hookledger] denied: rewrite rewrote the tool input as ${what}, but Claude Code only accepts an object as updatedInput (hookledger explain ${report.invocationId})`;
+        expect(answer).toEqual({
+          exitCode: 0,
+          json: {
+            hookSpecificOutput:
+              event === 'PreToolUse'
+                ? { hookEventName: event, permissionDecision: 'deny', permissionDecisionReason: reason }
+                : { hookEventName: event, decision: { behavior: 'deny', message: reason } },
+          },
+          stderr: null,
+        });
+      }
+    }
+  });
+
   it('additionalContext from several hooks is joined in execution order', async () => {
     const { answer } = await answerFor(rm, [
       guard('one', () => ({ additionalContext: 'first' })),
@@ -105,6 +136,25 @@ describe('claudeAnswer: other events', () => {
       const { answer } = await answerFor({ hook_event_name: event, session_id: 's', prompt: 'deploy to prod' }, [guard('no-prod', () => deny('not from a chat'))]);
       expect(answer.json).toEqual({ decision: 'block', reason: expect.stringContaining('denied by no-prod (policy_violation): not from a chat') });
     }
+  });
+
+  it('UserPromptSubmit: a rewritten prompt is blocked, since Claude Code would send the original', async () => {
+    const prompt = { hook_event_name: 'UserPromptSubmit', session_id: 's', prompt: 'deploy with key sk-live-123' };
+    const redact = guard('redact-secrets', (inv) => modify(inv.prompt!.replace(/sk-live-\w+/, '[redacted]'), 'removed an API key'));
+    for (const hooks of [[redact], [redact, guard('ok', () => allow())], [guard('hmm', () => ask('sure?')), redact]]) {
+      const { report, answer } = await answerFor(prompt, hooks);
+      expect(report.modifiedInput).toBe('deploy with key [redacted]');
+      const reason = `[hookledger] prompt blocked: redact-secrets rewrote it (removed an API key); Claude Code cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (hookledger explain ${report.invocationId})`;
+      expect(answer).toEqual({ exitCode: 0, json: { decision: 'block', reason, systemMessage: reason }, stderr: null });
+    }
+    // Several rewrites name every hook with its reason; one without a reason adds none.
+    const two = await answerFor(prompt, [redact, guard('trim', (inv) => modify(inv.prompt!.trim()))]);
+    expect(two.answer.json.reason).toMatch(/^\[hookledger\] prompt blocked: redact-secrets, trim rewrote it \(redact-secrets: removed an API key\); /);
+    // A deny keeps its own reason; an observer's modify is not applied, so nothing is blocked.
+    const denied = await answerFor(prompt, [redact, guard('no', () => deny('not from a chat'))]);
+    expect(denied.answer.json).toEqual({ decision: 'block', reason: expect.stringContaining('denied by no (policy_violation): not from a chat') });
+    const observed = await answerFor(prompt, [{ id: 'watch', point: 'user_prompt_submit', run: (inv) => modify(`${inv.prompt} !`) }]);
+    expect(observed.answer.json).toEqual({});
   });
 
   it('Stop / SubagentStop: the block reason carries the context, no hookSpecificOutput', async () => {

@@ -1,12 +1,15 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importClaudeHooks, installHookledger } from '../../src/adapters/claude-settings.js';
+import { defaultHookledgerBin, importClaudeHooks, installHookledger, shellWord } from '../../src/adapters/claude-settings.js';
 import { loadHookSet } from '../../src/config/load.js';
 import { runCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 
 const HOOKS = join(import.meta.dirname, '../fixtures/claude-hooks');
+const ROOT = join(import.meta.dirname, '../..');
+/** The single-file bundle `npm run build` makes; install-claude's default launcher when present. */
+const BUNDLE = join(ROOT, 'dist/bundle/claude.mjs');
 
 /** A settings file as a Claude Code user has it: other settings, their own hooks, one of each unsupported type. */
 function userSettings() {
@@ -104,8 +107,8 @@ describe('install-claude and import-claude', () => {
     expect(res.code).toBe(0);
     const user = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'));
     // The default launcher is the single-file bundle when `npm run build` made it, else `hookledger`.
-    const bundle = join(import.meta.dirname, '../../dist/bundle/claude.mjs');
-    const bin = existsSync(bundle) ? `node ${JSON.stringify(bundle)}` : 'hookledger';
+    const bin = existsSync(BUNDLE) ? `node ${shellWord(BUNDLE)}` : 'hookledger';
+    expect(res.stderr).toBe('');
     expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(`${bin} claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`);
 
     const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
@@ -115,6 +118,73 @@ describe('install-claude and import-claude', () => {
       { matcher: '*', hooks: [{ type: 'http', url: 'http://127.0.0.1:8377/claude', headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] }] },
     ]);
   });
+
+  it('--project: a package installed in the project is launched from $CLAUDE_PROJECT_DIR', async () => {
+    // This checkout is a project with hookledger inside it: the committed file must not name /work/... .
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
+    const res = await runCli(['install-claude', '--config', join(dir, 'hooks.json'), '--events', 'PreToolUse', '--print'], { cwd: ROOT });
+    expect(res.stderr).toBe('');
+    const bin = existsSync(BUNDLE) ? 'node "$CLAUDE_PROJECT_DIR/dist/bundle/claude.mjs"' : 'hookledger';
+    expect(JSON.parse(res.stdout).hooks.PreToolUse[0].hooks[0].command).toBe(`${bin} claude --config ${join(dir, 'hooks.json')}`);
+  });
+
+  it('defaultHookledgerBin: relative inside the project (via node_modules/hookledger), absolute and flagged outside', () => {
+    const project = tempDir();
+    // pnpm layout: the package lives in the store, node_modules/hookledger links to it.
+    const stored = join(project, 'node_modules', '.pnpm', 'hookledger@1.0.0', 'node_modules', 'hookledger');
+    mkdirSync(join(stored, 'dist', 'bundle'), { recursive: true });
+    writeFileSync(join(stored, 'dist', 'bundle', 'claude.mjs'), '');
+    symlinkSync(stored, join(project, 'node_modules', 'hookledger'));
+    const inProject = { bin: 'node "$CLAUDE_PROJECT_DIR/node_modules/hookledger/dist/bundle/claude.mjs"', machineSpecific: false };
+    expect(defaultHookledgerBin(stored, project)).toEqual(inProject);
+    expect(defaultHookledgerBin(join(project, 'node_modules', 'hookledger'), project)).toEqual(inProject);
+
+    const global = tempDir();
+    mkdirSync(join(global, 'dist', 'bundle'), { recursive: true });
+    writeFileSync(join(global, 'dist', 'bundle', 'claude.mjs'), '');
+    expect(defaultHookledgerBin(global, project)).toEqual({ bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`, machineSpecific: true });
+    expect(defaultHookledgerBin(global)).toEqual({ bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`, machineSpecific: false });
+    expect(defaultHookledgerBin(tempDir(), project)).toEqual({ bin: 'hookledger', machineSpecific: false });
+  });
+
+  it.runIf(existsSync(BUNDLE))('--project with a package outside the project warns once, on stderr and in --json, and stays idempotent', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
+    const settingsFile = join(dir, '.claude', 'settings.json');
+    const first = await runCli(['install-claude', '--config', 'hooks.json'], { cwd: dir });
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/^hookledger: warning: .*settings\.json now holds a machine-specific path \(node \/.*claude\.mjs\) .*npm install -D hookledger.*--local or --bin\n$/);
+    const text = readFileSync(settingsFile, 'utf8');
+    expect(JSON.parse(text).hooks.Stop[0].hooks[0].command).toBe(`node ${shellWord(BUNDLE)} claude --config "$CLAUDE_PROJECT_DIR/hooks.json"`);
+
+    const again = await runCli(['install-claude', '--config', 'hooks.json', '--json'], { cwd: dir });
+    const report = JSON.parse(again.stdout);
+    expect(report).toMatchObject({ changed: false, warnings: [expect.stringContaining('machine-specific path')] });
+    expect(readFileSync(settingsFile, 'utf8')).toBe(text);
+
+    // --local is never committed, and an explicit --bin is the user's choice: no warning.
+    const local = await runCli(['install-claude', '--local', '--config', 'hooks.json', '--json'], { cwd: dir });
+    expect(local.stderr).toBe('');
+    expect(JSON.parse(local.stdout).warnings).toEqual([]);
+    const explicit = await runCli(['install-claude', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
+    expect(explicit.stderr).toBe('');
+  }, 60_000);
+
+  it('--events accepts only the events hookledger installs for', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
+    const typo = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreTooluse,Stop'], { cwd: dir });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/^hookledger: --events: "PreTooluse" is not an event hookledger installs for \(did you mean PreToolUse\?\); valid: SessionStart, .*PreToolUse, .*StopFailure\n$/);
+    const worktree = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'Stop,WorktreeCreate'], { cwd: dir });
+    expect(worktree.code).toBe(2);
+    expect(worktree.stderr).toMatch(/^hookledger: --events: "WorktreeCreate" is not an event hookledger installs for; valid: /);
+    expect(existsSync(join(dir, '.claude'))).toBe(false);
+    const ok = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse, Stop', '--bin', 'hookledger'], { cwd: dir });
+    expect(ok.code).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, '.claude', 'settings.json'), 'utf8')).hooks)).toEqual(['PreToolUse', 'Stop']);
+  }, 60_000);
 
   it('errors are one clear line', async () => {
     const dir = tempDir();

@@ -207,6 +207,18 @@ describe('readClaudeHookOutput: JSON output', () => {
     expect(valid(json({ continue: false }))).toMatchObject({ decision: 'deny', message: expect.stringContaining('continue: false') });
   });
 
+  it('continue: false on Stop / SubagentStop lets the stop happen: no opinion, the reason kept as context', () => {
+    for (const point of ['stop', 'subagent_stop'] as const) {
+      // A deny there would block the stop and keep Claude working: the opposite of the ask.
+      expect(valid(json({ continue: false, stopReason: 'budget spent', decision: 'block', reason: 'x' }, point))).toEqual({
+        additionalContext: 'hook "guard" asked Claude to stop (continue: false): budget spent',
+      });
+      expect(valid(json({ continue: false, additionalContext: 'ctx' }, point))).toEqual({
+        additionalContext: 'ctx\n\nhook "guard" asked Claude to stop (continue: false)',
+      });
+    }
+  });
+
   it('carries additionalContext and ignores systemMessage', () => {
     expect(valid(json({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'nested' } }, 'post_tool_use'))).toEqual({ additionalContext: 'nested' });
     expect(valid(json({ additionalContext: 'top', hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'x', additionalContext: 'nested' } }))).toMatchObject({

@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { withModifiedInput } from '../../src/domain/invocation.js';
 import { parseHookResult } from '../../src/domain/results.js';
 import { commandRuntime } from '../../src/runtimes/command.js';
@@ -12,6 +12,17 @@ import { eventually, fixture, groupGone, makeContext, makeHook, makeInvocation, 
 
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'hookledger-command-')));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+// The runtime reads CLAUDE_PROJECT_DIR from our own environment; a test run started inside
+// Claude Code has it set, so every test starts without it and sets it where it matters.
+const inheritedProjectDir = process.env.CLAUDE_PROJECT_DIR;
+beforeEach(() => {
+  delete process.env.CLAUDE_PROJECT_DIR;
+});
+afterEach(() => {
+  if (inheritedProjectDir === undefined) delete process.env.CLAUDE_PROJECT_DIR;
+  else process.env.CLAUDE_PROJECT_DIR = inheritedProjectDir;
+});
 
 type CommandSpec = string | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string };
 
@@ -64,6 +75,15 @@ describe('commandRuntime: answers', () => {
     expect(await answer(sh('exit2.sh'))).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'rm -rf is not allowed here' });
   });
 
+  it('continue: false denies at a tool point but lets a Stop happen (a deny there means keep working)', async () => {
+    const stopAll = `echo '{"continue": false, "stopReason": "out of budget"}'`;
+    expect(await answer(stopAll)).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'out of budget' });
+    for (const [point, eventName] of [['stop', 'Stop'], ['subagent_stop', 'SubagentStop']] as const) {
+      const stop = makeInvocation({ point, eventName, toolName: null, toolInput: null, toolUseId: null });
+      expect(await answer(stopAll, stop)).toEqual({ additionalContext: 'hook "h1" asked Claude to stop (continue: false): out of budget' });
+    }
+  });
+
   it('plain text stdout is no opinion at a tool point and context at user_prompt_submit', async () => {
     expect(await answer(sh('plain.sh'))).toBeUndefined();
     const prompt = makeInvocation({ point: 'user_prompt_submit', eventName: 'UserPromptSubmit', toolName: null, toolInput: null, toolUseId: null, prompt: 'hi' });
@@ -92,6 +112,28 @@ describe('commandRuntime: answers', () => {
       hookledger: { invocationId: 42, hookId: 'h1', replay: false, point: 'pre_tool_use' },
     });
     expect(readFileSync(`${capture}.env`, 'utf8').split('\n').slice(0, 3)).toEqual(['h1', tmp, tmp]);
+  });
+
+  it('keeps the inherited CLAUDE_PROJECT_DIR when Claude has cd-ed into a subfolder', async () => {
+    // A project whose hook lives under .claude/hooks, and a session now working in src/.
+    const project = join(tmp, 'project');
+    const sub = join(project, 'src');
+    mkdirSync(join(project, '.claude', 'hooks'), { recursive: true });
+    mkdirSync(sub, { recursive: true });
+    const script = join(project, '.claude', 'hooks', 'deny.sh');
+    writeFileSync(script, '#!/bin/sh\necho "denied from $CLAUDE_PROJECT_DIR" >&2\nexit 2\n');
+    chmodSync(script, 0o755);
+    const invocation = makeInvocation({ cwd: sub });
+    process.env.CLAUDE_PROJECT_DIR = project;
+
+    const expected = { decision: 'deny', reasonCode: 'policy_violation', message: `denied from ${project}` };
+    expect(await answer('"$CLAUDE_PROJECT_DIR"/.claude/hooks/deny.sh', invocation)).toEqual(expected);
+    expect(await answer({ command: '${CLAUDE_PROJECT_DIR}/.claude/hooks/deny.sh', args: [] }, invocation)).toEqual(expected);
+    expect(await answer({ command: 'sh', args: ['${CLAUDE_PROJECT_DIR}/.claude/hooks/deny.sh'] }, invocation)).toEqual(expected);
+
+    // Outside Claude Code (e.g. `serve` started from a terminal) the payload's cwd stands in.
+    delete process.env.CLAUDE_PROJECT_DIR;
+    expect(await answer('"$CLAUDE_PROJECT_DIR"/.claude/hooks/deny.sh', makeInvocation({ cwd: project }))).toEqual(expected);
   });
 
   it('completes when the hook never reads a 1 MB payload', async () => {

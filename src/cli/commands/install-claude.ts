@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { packageRoot } from '../../ledger/paths.js';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
   DEFAULT_INSTALL_EVENTS,
+  defaultHookledgerBin,
   hookledgerCommand,
   installHookledger,
   readSettings,
@@ -28,9 +28,11 @@ export const command: Command = {
   --project   .claude/settings.json in the current directory (default); paths inside the
               project are written relative to $CLAUDE_PROJECT_DIR
   --user      ~/.claude/settings.json        --local  .claude/settings.local.json
-  --events    default: ${DEFAULT_INSTALL_EVENTS.join(',')}
-  --bin       how Claude Code starts hookledger (default: node on this package's single-file
-              claude bundle, dist/bundle/claude.mjs, when built; else "hookledger")
+  --events    default and allowed: ${DEFAULT_INSTALL_EVENTS.join(',')}
+  --bin       how Claude Code starts hookledger (default: node on this package's
+              single-file claude bundle, dist/bundle/claude.mjs, when built, else
+              "hookledger"; with --project and hookledger installed in the project,
+              relative to $CLAUDE_PROJECT_DIR)
   --print     print the resulting settings instead of writing them
   --remove    remove hookledger's entries instead`,
   options: {
@@ -56,6 +58,9 @@ export const command: Command = {
     const scope = (scopes[0] ?? 'project') as 'project' | 'user' | 'local';
     const file = stringFlag(args, 'settings') ? resolve(stringFlag(args, 'settings')!) : settingsPath(scope, cwd, home);
     const { settings } = readSettings(file);
+    // Only .claude/settings.json is meant to be committed; --local, --user and --settings stay on this machine.
+    const committed = scope === 'project' && !stringFlag(args, 'settings');
+    const warnings: string[] = [];
 
     let result;
     if (boolFlag(args, 'remove')) {
@@ -63,6 +68,7 @@ export const command: Command = {
     } else {
       const events = stringFlag(args, 'events')?.split(',').map((e) => e.trim()).filter((e) => e !== '');
       if (events !== undefined && events.length === 0) throw new UsageError('--events: name at least one Claude Code event');
+      if (events !== undefined) checkEvents(events);
       const httpUrl = stringFlag(args, 'http');
       let handler: { type: 'command'; command: string } | { type: 'http'; url: string };
       if (httpUrl !== undefined) {
@@ -78,10 +84,20 @@ export const command: Command = {
           const { problem } = resolveOnErrorPolicy(onErrorFlag, {});
           if (problem) throw new UsageError(problem);
         }
+        let bin = stringFlag(args, 'bin');
+        if (bin === undefined) {
+          const fallback = defaultHookledgerBin(packageRoot, committed ? cwd : undefined);
+          bin = fallback.bin;
+          if (fallback.machineSpecific) {
+            warnings.push(
+              `${file} now holds a machine-specific path (${bin}) that fails in other checkouts; run \`npm install -D hookledger\` in the project and install again, or use --local or --bin`,
+            );
+          }
+        }
         handler = {
           type: 'command',
           command: hookledgerCommand({
-            bin: stringFlag(args, 'bin') ?? defaultBin(),
+            bin,
             configPath,
             dbPath: stringFlag(args, 'db'),
             onError: onErrorFlag as 'deny' | 'allow' | undefined,
@@ -94,8 +110,9 @@ export const command: Command = {
 
     const print = boolFlag(args, 'print');
     if (!print && result.changed) writeSettings(file, result.settings);
+    for (const warning of warnings) io.stderr.write(`hookledger: warning: ${warning}\n`);
     if (boolFlag(args, 'json')) {
-      writeJson(io, { file, written: !print && result.changed, changed: result.changed, events: result.written, removed: result.removed, skipped: result.skipped, otherHandlers: result.others, ...(print ? { settings: result.settings } : {}) });
+      writeJson(io, { file, written: !print && result.changed, changed: result.changed, events: result.written, removed: result.removed, skipped: result.skipped, otherHandlers: result.others, warnings, ...(print ? { settings: result.settings } : {}) });
       return 0;
     }
     if (print) {
@@ -115,10 +132,16 @@ export const command: Command = {
 };
 
 /**
- * Claude Code starts a process per event, so the default is the single-file bundle of the
- * `claude` path (built by `npm run build`), which starts about 1.7x faster than the CLI.
+ * Only events with a hookledger point: a typo would register a key Claude Code never fires
+ * (and drop hookledger from the real events), and an event such as WorktreeCreate expects an
+ * answer (a path on stdout) that hookledger does not give, so installing there breaks it.
  */
-function defaultBin(): string {
-  const bundle = join(packageRoot, 'dist', 'bundle', 'claude.mjs');
-  return existsSync(bundle) ? `node ${JSON.stringify(bundle)}` : 'hookledger';
+function checkEvents(events: readonly string[]): void {
+  for (const event of events) {
+    if (DEFAULT_INSTALL_EVENTS.includes(event)) continue;
+    const near = DEFAULT_INSTALL_EVENTS.find((e) => e.toLowerCase() === event.toLowerCase());
+    throw new UsageError(
+      `--events: "${event}" is not an event hookledger installs for${near ? ` (did you mean ${near}?)` : ''}; valid: ${DEFAULT_INSTALL_EVENTS.join(', ')}`,
+    );
+  }
 }

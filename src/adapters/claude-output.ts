@@ -247,9 +247,12 @@ export function claudeHttpBody(answer: ClaudeAnswer): Record<string, unknown> {
   return { ...answer.json, continue: false, stopReason: reason, systemMessage: reason };
 }
 
-/** The guardrails whose `modify` was applied, in execution order (an observer's is only recorded). */
+/**
+ * The guardrails whose rewrite was applied (a `modify`, or an allow/ask with a replacement), in
+ * execution order. An observer's, or a failed one, is only recorded.
+ */
 function modifyingOutcomes(report: Report): Outcome[] {
-  return report.outcomes.filter((o) => o.decision === 'modify' && o.capability === 'guardrail');
+  return report.outcomes.filter((o) => o.modifiedInput !== null && o.capability === 'guardrail' && o.failureReason === null);
 }
 
 function modifiers(report: Report): string {

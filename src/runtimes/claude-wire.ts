@@ -212,14 +212,17 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
     const payload = permissionRequest?.behavior === 'deny' && permissionRequest.interrupt === true ? { payload: { interrupt: true } } : {};
     return { decision: 'deny', reasonCode: 'policy_violation', message: capText(message), ...payload, ...extra };
   }
-  if (verdict === 'ask') {
-    return { decision: 'ask', message: capText(reason ?? `${who} asks for confirmation`), ...extra };
-  }
+  // updatedInput next to allow or ask keeps both halves (the rewrite, and the approval or the
+  // question about the rewritten call); on its own it is a modify.
   const updatedInput = specific?.updatedInput ?? permissionRequest?.updatedInput ?? undefined;
+  const rewrite = updatedInput !== undefined ? { input: updatedInput } : {};
+  if (verdict === 'ask') {
+    return { decision: 'ask', message: capText(reason ?? `${who} asks for confirmation`), ...rewrite, ...extra };
+  }
+  if (verdict === 'allow') return { decision: 'allow', ...(reason ? { message: capText(reason) } : {}), ...rewrite, ...extra };
   if (updatedInput !== undefined) {
     return { decision: 'modify', input: updatedInput, ...(reason ? { reason: capText(reason) } : {}), ...extra };
   }
-  if (verdict === 'allow') return { decision: 'allow', ...(reason ? { message: capText(reason) } : {}), ...extra };
   return context !== undefined ? { additionalContext: context } : undefined;
 }
 

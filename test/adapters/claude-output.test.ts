@@ -112,6 +112,26 @@ describe('claudeAnswer: PreToolUse', () => {
   });
 });
 
+describe('claudeAnswer: a decision that also rewrites the input', () => {
+  it('PreToolUse ask with a replacement: the user confirms the rewritten call', async () => {
+    const { answer } = await answerFor(fixture('01-pretooluse-bash-rm.json'), [
+      guard('sanitise', () => ({ decision: 'ask', message: 'confirm the narrowed delete', input: { command: 'rm -ri ./build' } })),
+    ]);
+    expect(answer.json).toMatchObject({
+      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask', updatedInput: { command: 'rm -ri ./build' } },
+    });
+  });
+
+  it('PermissionRequest allow with a replacement: approved, with the rewrite', async () => {
+    const { answer } = await answerFor(fixture('08-permissionrequest-bash.json'), [
+      guard('dry-run', () => ({ decision: 'allow', input: { command: 'npm publish --dry-run' } })),
+    ]);
+    expect(answer.json).toEqual({
+      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow', updatedInput: { command: 'npm publish --dry-run' } } },
+    });
+  });
+});
+
 describe('claudeAnswer: other events', () => {
   const permission = fixture('08-permissionrequest-bash.json');
 

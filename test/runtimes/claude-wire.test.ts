@@ -164,16 +164,26 @@ describe('readClaudeHookOutput: JSON output', () => {
     expect(json({ hookSpecificOutput: { permissionDecision: 'allow', permissionDecisionReason: '' } })).toEqual({ decision: 'allow' });
   });
 
-  it('turns updatedInput into modify unless deny or ask wins', () => {
+  it('keeps updatedInput next to allow and ask, makes it a modify on its own, and drops it under deny', () => {
     const updatedInput = { command: 'ls --dry-run' };
+    // allow + updatedInput: the rewrite, auto-approved, as Claude Code would run it.
     expect(valid(json({ hookSpecificOutput: { permissionDecision: 'allow', permissionDecisionReason: 'dry', updatedInput } }))).toEqual({
-      decision: 'modify',
+      decision: 'allow',
+      message: 'dry',
       input: updatedInput,
-      reason: 'dry',
+    });
+    // ask + updatedInput: the user confirms the rewritten call, not the original.
+    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'ask', permissionDecisionReason: 'check', updatedInput } }))).toEqual({
+      decision: 'ask',
+      message: 'check',
+      input: updatedInput,
     });
     expect(valid(json({ hookSpecificOutput: { updatedInput } }))).toEqual({ decision: 'modify', input: updatedInput });
-    expect(json({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'no', updatedInput } })).toMatchObject({ decision: 'deny' });
-    expect(json({ hookSpecificOutput: { permissionDecision: 'ask', permissionDecisionReason: 'check', updatedInput } })).toMatchObject({ decision: 'ask' });
+    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'no', updatedInput } }))).toEqual({
+      decision: 'deny',
+      reasonCode: 'policy_violation',
+      message: 'no',
+    });
   });
 
   it('reads the legacy top-level decision', () => {
@@ -193,7 +203,7 @@ describe('readClaudeHookOutput: JSON output', () => {
       payload: { interrupt: true },
     });
     expect(valid(json({ hookSpecificOutput: { decision: { behavior: 'allow', updatedInput: { command: 'x' } } } }, point))).toEqual({
-      decision: 'modify',
+      decision: 'allow',
       input: { command: 'x' },
     });
   });

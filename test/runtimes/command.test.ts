@@ -67,8 +67,8 @@ describe('commandRuntime: answers', () => {
     expect(await answer(sh('block-legacy.sh'))).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'legacy hooks say no' });
   });
 
-  it('turns updatedInput into modify', async () => {
-    expect(await answer(py('update-input.py'))).toEqual({ decision: 'modify', input: { command: 'ls --dry-run' }, reason: 'forced dry run' });
+  it('keeps an allow with updatedInput whole: the decision and the rewrite', async () => {
+    expect(await answer(py('update-input.py'))).toEqual({ decision: 'allow', input: { command: 'ls --dry-run' }, message: 'forced dry run' });
   });
 
   it('exit 2 denies with the stderr reason', async () => {

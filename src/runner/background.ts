@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
 import { replacementOf } from '../domain/results.js';
@@ -30,7 +31,10 @@ export class BackgroundDispatcher {
   private readonly shutdown = new AbortController();
   private closed = false;
 
-  constructor(private readonly concurrency: number) {}
+  constructor(private readonly concurrency: number) {
+    // Every running hook listens to the shutdown signal; more than Node's default of 10 is expected here.
+    setMaxListeners(concurrency + 10, this.shutdown.signal);
+  }
 
   /** Number of jobs queued or running. */
   get size(): number {

@@ -99,8 +99,9 @@ export function executeHook(hook: ResolvedHook, invocation: Invocation, options:
     return settled(hook, options, started, startedAt, t0);
   }
   // The runner's shutdown signal ends the wait too: close() must not outlast its deadline for a
-  // hook that ignores ctx.signal.
-  return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) })
+  // hook that ignores ctx.signal. Through the hook's own signal (which the shutdown aborts), so
+  // the shared signal carries one listener per running hook, not two.
+  return pTimeout(Promise.resolve(started), { milliseconds: hook.timeoutMs, ...(options.signal ? { signal: ctx.signal } : {}) })
     .then(
       (value) => settled(hook, options, value, startedAt, t0),
       (error: unknown) => failed(hook, options, ctx, error, startedAt, t0),

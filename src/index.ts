@@ -66,6 +66,8 @@ export { createHookServer, resolveServerToken, DEFAULT_MAX_BODY_BYTES } from './
 export type { HookServer, HookServerOptions, ResolvedToken } from './adapters/server.js';
 export { importClaudeHooks, installHookledger, uninstallHookledger, hookledgerCommand, readSettings, writeSettings } from './adapters/claude-settings.js';
 export type { ImportResult, InstallResult, ClaudeSettings } from './adapters/claude-settings.js';
+export { handlerTimeouts } from './adapters/claude-timeouts.js';
+export type { HandlerTimeouts } from './adapters/claude-timeouts.js';
 
 // Reports (docs/reports.md).
 export { listDenials, groupDenials, DENIAL_GROUPS } from './ledger/queries/denials.js';
@@ -113,3 +115,5 @@ export type { LegalHold } from './ledger/holds.js';
 export { ISOLATIONS } from './domain/hooks.js';
 export type { Isolation } from './domain/hooks.js';
 export { closeIdleWorkers } from './runtimes/worker.js';
+// For an embedding process that is told to stop: command hooks run in their own process groups.
+export { killRunningHookProcesses } from './runtimes/process-groups.js';

@@ -185,6 +185,11 @@ export interface InstallOptions {
   /** The handler to register: a command (command mode) or an http URL (server mode). */
   handler: { type: 'command'; command: string } | { type: 'http'; url: string };
   events?: readonly string[];
+  /**
+   * The `timeout` (seconds) to write on the handler, per event (see `handlerTimeouts`). An
+   * event not listed gets no `timeout`; a changed value rewrites the entry.
+   */
+  timeouts?: Readonly<Record<string, number>>;
 }
 
 export interface InstallResult {
@@ -208,16 +213,20 @@ export interface InstallResult {
 export function installHookledger(settings: ClaudeSettings, options: InstallOptions, where = 'settings'): InstallResult {
   const hooks = structuredClone(settingsHooks(settings, where));
   const events = [...new Set(options.events ?? DEFAULT_INSTALL_EVENTS)];
-  const desired: ClaudeHandler =
+  const base: ClaudeHandler =
     options.handler.type === 'command'
       ? { type: 'command', command: options.handler.command }
       : { type: 'http', url: options.handler.url, headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] };
+  const desiredFor = (event: string): ClaudeHandler => {
+    const timeout = options.timeouts?.[event];
+    return timeout === undefined ? base : { ...base, timeout };
+  };
   const written: string[] = [];
   const removed: string[] = [];
   const skipped: string[] = [];
   let others = 0;
 
-  const wanted = new Set(events.filter((e) => !(desired.type === 'http' && COMMAND_ONLY_EVENTS.has(e))));
+  const wanted = new Set(events.filter((e) => !(base.type === 'http' && COMMAND_ONLY_EVENTS.has(e))));
   for (const e of events) if (!wanted.has(e)) skipped.push(e);
 
   for (const event of new Set([...Object.keys(hooks), ...wanted])) {
@@ -228,13 +237,13 @@ export function installHookledger(settings: ClaudeSettings, options: InstallOpti
       wanted.has(event) &&
       ours.length === 1 &&
       (ours[0]!.group.matcher ?? '*') === '*' &&
-      JSON.stringify(ours[0]!.handler) === JSON.stringify(desired);
+      JSON.stringify(ours[0]!.handler) === JSON.stringify(desiredFor(event));
     if (upToDate || (ours.length === 0 && !wanted.has(event))) continue;
     const kept = groups
       .map((g) => ({ ...g, hooks: g.hooks.filter((h) => !isHookledgerHandler(h)) }))
       .filter((g) => g.hooks.length > 0);
     if (wanted.has(event)) {
-      kept.push({ matcher: '*', hooks: [desired] });
+      kept.push({ matcher: '*', hooks: [desiredFor(event)] });
       written.push(event);
     } else {
       removed.push(event);

@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Invocation } from '../domain/invocation.js';
 import { readClaudeHookOutput, toClaudePayload, type ProcessOutput } from './claude-wire.js';
+import { killProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-groups.js';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
+
+export { killRunningHookProcesses } from './process-groups.js';
 
 /** stdout beyond this is discarded and the hook fails: a decision never needs a megabyte. */
 export const STDOUT_LIMIT_BYTES = 1024 * 1024;
@@ -153,6 +156,7 @@ function runProcess(options: RunOptions): Promise<RunResult> {
         resolve({ exitCode: code, signal: killedBy, stdout: stdout.text(), stderr: stderr.text(), stdoutOverflowed: stdout.overflowed }),
       );
     };
+    if (child.pid !== undefined) trackProcessGroup(child.pid);
     const onAbort = () => {
       killGroup(child.pid);
       releaseStreams();
@@ -192,15 +196,11 @@ function runProcess(options: RunOptions): Promise<RunResult> {
   });
 }
 
-/** SIGKILL to the whole process group; best effort, the group may already be gone. */
+/** Kills the hook's group and drops it from the registry of running hooks. */
 function killGroup(pid: number | undefined): void {
   if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: nothing left to kill; EPERM: the id now belongs to someone else's group. Either
-    // way there is nothing more to do, and throwing from an event handler would crash us.
-  }
+  killProcessGroup(pid);
+  untrackProcessGroup(pid);
 }
 
 function abortReason(signal: AbortSignal): Error {

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { openLedger } from '../../src/ledger/open.js';
-import { runCli } from '../cli-helpers.js';
+import { runCli, tsxLoader } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
@@ -205,4 +207,85 @@ describe('hookledger claude: when hookledger itself cannot decide', () => {
     expect(JSON.parse(typo.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     expect(typo.stderr).toMatch(/HOOKLEDGER_ON_ERROR: "alow" is not deny or allow; using deny/);
   });
+});
+
+describe('hookledger claude: killed by Claude Code', () => {
+  /** Whether any process is left in the group: signal 0 checks without sending anything. */
+  const groupAlive = (pgid: number) => {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+      throw error;
+    }
+  };
+
+  it('SIGTERM while a command hook runs: the hook\'s whole process group is killed and hookledger exits promptly', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'l.db');
+    const pidFile = join(dir, 'hook.pid');
+    // The hook leaves a grandchild in its group, then says where it is (pid, pgid from /proc) and waits.
+    writeFileSync(
+      join(dir, 'hooks.json'),
+      JSON.stringify({
+        name: 'slow',
+        hooks: [
+          {
+            id: 'sleeper',
+            point: 'pre_tool_use',
+            capability: 'guardrail',
+            timeoutMs: 60_000,
+            command: `sleep 60 & echo "$$ $(cut -d' ' -f5 /proc/$$/stat)" > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait`,
+          },
+        ],
+      }),
+    );
+    const child = spawn(process.execPath, ['--import', tsxLoader, join(import.meta.dirname, '../../src/cli/bin.ts'), 'claude', '--config', join(dir, 'hooks.json'), '--db', db], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+    child.stdin.end(readFileSync(join(FIXTURES, '01-pretooluse-bash-rm.json'), 'utf8'));
+
+    let pgid = 0;
+    try {
+      for (let waited = 0; !existsSync(pidFile); waited += 50) {
+        if (waited > 15_000) throw new Error(`the hook never started; stderr: ${stderr}`);
+        await sleep(50);
+      }
+      const [pid, group] = readFileSync(pidFile, 'utf8').trim().split(' ').map(Number);
+      pgid = group!;
+      // Its own group (not ours), still running.
+      expect(pgid).toBe(pid);
+      expect(groupAlive(pgid)).toBe(true);
+
+      const sentAt = Date.now();
+      child.kill('SIGTERM');
+      const result = await exited;
+      expect(Date.now() - sentAt).toBeLessThan(5000);
+      expect(result).toEqual({ code: 143, signal: null });
+      expect(stdout).toBe('');
+      expect(stderr).toBe('hookledger: SIGTERM: exiting; killed 1 running hook process group(s)\n');
+      // SIGKILL is delivered at once, but the kernel may take a moment to reap.
+      for (let waited = 0; groupAlive(pgid) && waited < 2000; waited += 20) await sleep(20);
+      expect(groupAlive(pgid)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+      if (pgid > 0 && groupAlive(pgid)) process.kill(-pgid, 'SIGKILL');
+    }
+
+    // The next open marks the abandoned invocation, as for any crash.
+    const ledger = openLedger({ path: db });
+    try {
+      expect(ledger.sqlite.prepare('SELECT status FROM invocations').pluck().all()).toEqual(['interrupted']);
+    } finally {
+      ledger.close();
+    }
+  }, 60_000);
 });

@@ -77,8 +77,9 @@ describe('install-claude and import-claude', () => {
     expect(after.permissions).toEqual(original.permissions);
     expect(after.env).toEqual(original.env);
     const command = 'npx hookledger claude --config "$CLAUDE_PROJECT_DIR/hooks.json"';
-    expect(after.hooks.PreToolUse).toEqual([...original.hooks.PreToolUse, { matcher: '*', hooks: [{ type: 'command', command }] }]);
-    expect(after.hooks.Stop).toEqual([{ matcher: '*', hooks: [{ type: 'command', command }] }]);
+    // The imported hooks need 10 s + 60 s in a row, well under Claude Code's 600 s default.
+    expect(after.hooks.PreToolUse).toEqual([...original.hooks.PreToolUse, { matcher: '*', hooks: [{ type: 'command', command, timeout: 600 }] }]);
+    expect(after.hooks.Stop).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 600 }] }]);
     expect(Object.keys(after.hooks)).toEqual(expect.arrayContaining(['PermissionRequest', 'UserPromptSubmit', 'SubagentStop', 'PreCompact', 'SessionEnd', 'Notification']));
 
     // 3. A second run changes nothing, byte for byte.
@@ -118,6 +119,74 @@ describe('install-claude and import-claude', () => {
       { matcher: '*', hooks: [{ type: 'http', url: 'http://127.0.0.1:8377/claude', headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] }] },
     ]);
   });
+
+  it('each handler gets a timeout sized from the hook set; SessionEnd is capped at 60 s with a warning; reinstalling updates it', async () => {
+    const dir = tempDir();
+    const settingsFile = join(dir, '.claude', 'settings.json');
+    const writeHooks = (sessionEndMs: number) =>
+      writeFileSync(
+        join(dir, 'hooks.json'),
+        JSON.stringify({
+          name: 'sized',
+          hooks: [
+            // Matchers do not matter: any tool call may run both, one after the other.
+            { id: 'slow-bash', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', timeoutMs: 400_000, command: 'true' },
+            { id: 'both', point: ['pre_tool_use', 'user_prompt_submit'], match: 'Write', capability: 'guardrail', timeoutMs: 250_000, command: 'true' },
+            { id: 'prompt-check', point: 'user_prompt_submit', capability: 'guardrail', timeoutMs: 45_000, command: 'true' },
+            { id: 'prompt-log', point: 'user_prompt_submit', mode: 'background', timeoutMs: 900_000, command: 'true' },
+            { id: 'quick-stop', point: 'stop', capability: 'guardrail', timeoutMs: 1500, command: 'true' },
+            { id: 'flush', point: 'session_end', timeoutMs: sessionEndMs, command: 'true' },
+          ],
+        }),
+      );
+    const install = (...extra: string[]) => runCli(['install-claude', '--config', 'hooks.json', '--bin', 'hookledger', ...extra], { cwd: dir });
+    const timeouts = () => {
+      const hooks = JSON.parse(readFileSync(settingsFile, 'utf8')).hooks as Record<string, { hooks: { timeout?: number }[] }[]>;
+      return Object.fromEntries(Object.entries(hooks).map(([event, groups]) => [event, groups[0]!.hooks[0]!.timeout]));
+    };
+
+    writeHooks(3500);
+    const first = await install();
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(timeouts()).toMatchObject({
+      // 400 s + 250 s + 2 s margin: above the 600 s default, so Claude Code must be told.
+      PreToolUse: 652,
+      // 250 s + 45 s foreground, 2 s background drain (the background hook's own timeout is not waited for), 2 s margin.
+      UserPromptSubmit: 299,
+      // 1.5 s + 2 s would lower the limit below the 600 s default: the default stays.
+      Stop: 600,
+      PostToolUse: 600,
+      // 3.5 s + 2 s rounded up: raises SessionEnd's 1.5 s budget.
+      SessionEnd: 6,
+    });
+
+    // Idempotent, byte for byte.
+    const text = readFileSync(settingsFile, 'utf8');
+    expect((await install()).stdout).toMatch(/already up to date/);
+    expect(readFileSync(settingsFile, 'utf8')).toBe(text);
+
+    // A changed hook timeout changes the handler on the next install; past 60 s SessionEnd is capped, with one warning.
+    writeHooks(70_000);
+    const capped = await install('--json');
+    expect(capped.code).toBe(0);
+    const warning = /^SessionEnd: the hooks at session_end may need 72 s but Claude Code stops SessionEnd hooks after 60 s; timeout capped at 60 \(lower the hooks' timeoutMs\)$/;
+    expect(capped.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^hookledger: warning: SessionEnd: /)]);
+    expect(capped.stderr.trim().slice('hookledger: warning: '.length)).toMatch(warning);
+    const report = JSON.parse(capped.stdout);
+    expect(report).toMatchObject({ changed: true, events: ['SessionEnd'], warnings: [expect.stringMatching(warning)] });
+    expect(timeouts()).toMatchObject({ PreToolUse: 652, SessionEnd: 60 });
+
+    // http handlers (replacing the command ones): serve runs background hooks after the response, so no drain.
+    const http = await runCli(['install-claude', '--http', 'http://127.0.0.1:8377', '--config', 'hooks.json', '--events', 'UserPromptSubmit,SessionEnd', '--print'], { cwd: dir });
+    const httpHooks = JSON.parse(http.stdout).hooks;
+    expect(httpHooks.UserPromptSubmit).toHaveLength(1);
+    expect(httpHooks.UserPromptSubmit[0].hooks[0]).toMatchObject({ type: 'http', timeout: 297 });
+    expect(httpHooks.SessionEnd[0].hooks[0]).toMatchObject({ type: 'http', timeout: 60 });
+    // Without the hook set serve runs, only the defaults can be written, and the user is told.
+    const blind = await runCli(['install-claude', '--http', 'http://127.0.0.1:8377', '--events', 'SessionEnd', '--print'], { cwd: dir });
+    expect(JSON.parse(blind.stdout).hooks.SessionEnd[0].hooks[0]).toMatchObject({ type: 'http', timeout: 2 });
+    expect(blind.stderr).toMatch(/^hookledger: warning: --http without --config: handler timeouts are Claude Code's defaults .*\n$/);
+  }, 60_000);
 
   it('--project: a package installed in the project is launched from $CLAUDE_PROJECT_DIR', async () => {
     // This checkout is a project with hookledger inside it: the committed file must not name /work/... .

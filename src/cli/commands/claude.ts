@@ -1,6 +1,7 @@
 import { decideClaudeCommand, DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { loadHookSet } from '../../config/load.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
+import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
 import { configOption, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { readAll, type CliIo } from '../io.js';
@@ -32,26 +33,51 @@ export const command: Command = {
     if (problem) io.stderr.write(`hookledger: ${problem}\n`);
     const deadlineMs = parseDeadline(stringFlag(args, 'background-deadline-ms'), io);
     const configPath = stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG;
+    const stopOnSignal = onStopSignal(io);
+    try {
+      const result = await decideClaudeCommand({
+        input: readAll(io.stdin),
+        loadHookSet: async () => {
+          if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
+          return loadHookSet(configPath);
+        },
+        openLedger: () => openLedgerFor(args, io),
+        policy,
+        onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
+      });
 
-    const result = await decideClaudeCommand({
-      input: readAll(io.stdin),
-      loadHookSet: async () => {
-        if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
-        return loadHookSet(configPath);
-      },
-      openLedger: () => openLedgerFor(args, io),
-      policy,
-      onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
-    });
-
-    const { answer } = result;
-    // The answer goes out (and is flushed) before background hooks are waited for.
-    await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
-    if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
-    await result.finish(deadlineMs);
-    return answer.exitCode;
+      const { answer } = result;
+      // The answer goes out (and is flushed) before background hooks are waited for.
+      await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
+      if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
+      await result.finish(deadlineMs);
+      return answer.exitCode;
+    } finally {
+      stopOnSignal();
+    }
   },
 };
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+const SIGNAL_NUMBERS: Record<(typeof STOP_SIGNALS)[number], number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
+
+/**
+ * Claude Code kills a handler that outlives its `timeout` and discards its answer. The hooks
+ * we started run detached in their own process groups, so they would outlive us: kill them,
+ * then exit at once. The invocation row stays `running`; the next ledger open marks it
+ * `interrupted`. Returns the function that removes the handlers.
+ */
+function onStopSignal(io: CliIo): () => void {
+  const handler = (signal: (typeof STOP_SIGNALS)[number]) => {
+    const killed = killRunningHookProcesses();
+    io.stderr.write(`hookledger: ${signal}: exiting${killed > 0 ? `; killed ${killed} running hook process group(s)` : ''}\n`);
+    process.exit(128 + SIGNAL_NUMBERS[signal]);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, handler);
+  return () => {
+    for (const signal of STOP_SIGNALS) process.off(signal, handler);
+  };
+}
 
 function parseDeadline(value: string | undefined, io: CliIo): number {
   if (value === undefined) return DEFAULT_BACKGROUND_DEADLINE_MS;

@@ -11,9 +11,11 @@ import {
   uninstallHookledger,
   writeSettings,
 } from '../../adapters/claude-settings.js';
-import { resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { handlerTimeouts } from '../../adapters/claude-timeouts.js';
 import { loadHookSet } from '../../config/load.js';
 import { UsageError } from '../../domain/errors.js';
+import type { HookSet } from '../../domain/hooks.js';
 import { boolFlag, configOption, stringFlag, type Command } from '../command.js';
 import { writeJson } from '../io.js';
 
@@ -25,6 +27,10 @@ export const command: Command = {
   Writes one handler per event (matcher "*") running \`hookledger claude --config PATH\`, or
   with --http URL an http handler for \`hookledger serve\` (token from $HOOKLEDGER_TOKEN).
   Every other key and handler in the file is kept; a second run changes nothing.
+  Each handler gets a \`timeout\` (seconds) long enough for the event's foreground hooks in
+  a row, the background drain and 2 s of margin, never below Claude Code's default
+  (SessionEnd: at most 60); run install-claude again after changing hook timeouts.
+  With --http, --config (the hook set serve runs) is optional and sizes the timeouts.
   --project   .claude/settings.json in the current directory (default); paths inside the
               project are written relative to $CLAUDE_PROJECT_DIR
   --user      ~/.claude/settings.json        --local  .claude/settings.local.json
@@ -70,15 +76,18 @@ export const command: Command = {
       if (events !== undefined && events.length === 0) throw new UsageError('--events: name at least one Claude Code event');
       if (events !== undefined) checkEvents(events);
       const httpUrl = stringFlag(args, 'http');
+      const configPath = stringFlag(args, 'config');
       let handler: { type: 'command'; command: string } | { type: 'http'; url: string };
+      let hookSet: HookSet | null = null;
       if (httpUrl !== undefined) {
         if (!/^https?:\/\/[^/]+/.test(httpUrl)) throw new UsageError(`--http: "${httpUrl}" is not an http(s) URL`);
         handler = { type: 'http', url: /\/(v1\/)?claude\/?$/.test(httpUrl) ? httpUrl : `${httpUrl.replace(/\/+$/, '')}/claude` };
+        if (configPath !== undefined) hookSet = await loadHookSet(configPath);
+        else warnings.push('--http without --config: handler timeouts are Claude Code\'s defaults (SessionEnd hooks get 2 s); pass the hook set serve runs with --config to size them');
       } else {
-        const configPath = stringFlag(args, 'config');
         if (!configPath) throw new UsageError('install-claude: --config PATH is required (the hook set the Claude Code handler runs)');
         // Refuse to install a config that would make every event fail.
-        await loadHookSet(configPath);
+        hookSet = await loadHookSet(configPath);
         const onErrorFlag = stringFlag(args, 'on-error');
         if (onErrorFlag !== undefined) {
           const { problem } = resolveOnErrorPolicy(onErrorFlag, {});
@@ -105,7 +114,13 @@ export const command: Command = {
           }),
         };
       }
-      result = installHookledger(settings, { handler, ...(events ? { events } : {}) }, file);
+      // Command mode waits for background hooks after answering (the written command leaves
+      // --background-deadline-ms at its default); serve runs them after the http response.
+      const sized = handlerTimeouts(hookSet, events ?? DEFAULT_INSTALL_EVENTS, {
+        backgroundDrainMs: handler.type === 'command' ? DEFAULT_BACKGROUND_DEADLINE_MS : 0,
+      });
+      warnings.push(...sized.warnings);
+      result = installHookledger(settings, { handler, timeouts: sized.timeouts, ...(events ? { events } : {}) }, file);
     }
 
     const print = boolFlag(args, 'print');

@@ -2,6 +2,7 @@ import { resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { createRunner } from '../../runner/runner.js';
+import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
 import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor } from '../context.js';
 
@@ -72,6 +73,8 @@ export const command: Command = {
       });
       io.stderr.write(`hookledger: ${signal}: draining (${server.inFlight} requests, ${runner.backgroundPending} background hooks; up to ${drainMs} ms)\n`);
       await server.close({ drainMs });
+      // A request still in flight after the drain would leave its command hooks orphaned.
+      killRunningHookProcesses();
       io.stderr.write('hookledger: stopped\n');
       return 0;
     } finally {

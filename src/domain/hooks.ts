@@ -303,8 +303,10 @@ function resolveRuntime(hook: z.output<typeof hookSchema>, baseDir: string | und
 }
 
 /**
- * The declarative form the fingerprint covers. Header values are hashed rather than kept so
- * that a bearer token in an http hook is not written to the ledger in clear.
+ * The declarative form the fingerprint covers. Values that commonly carry credentials (http
+ * header values, command environment values, URL query values) are hashed rather than kept,
+ * so that a token in a hook's configuration is not written to the ledger in clear; a changed
+ * value still changes the fingerprint.
  */
 function canonicalForm(set: Omit<HookSet, 'fingerprint' | 'canonical'>): unknown {
   return {
@@ -334,15 +336,9 @@ function canonicalRuntime(runtime: RuntimeSpec): unknown {
       // Isolation is only named when set, so hook sets written before it keep their fingerprints.
       return { kind: runtime.kind, source: runtime.fn.toString(), ...(runtime.isolation === 'worker' ? { isolation: 'worker' } : {}) };
     case 'command':
-      return { kind: runtime.kind, command: runtime.command, args: runtime.args, env: runtime.env, cwd: runtime.cwd };
+      return { kind: runtime.kind, command: runtime.command, args: runtime.args, env: hashedValues(runtime.env), cwd: runtime.cwd };
     case 'http':
-      return {
-        kind: runtime.kind,
-        url: runtime.url,
-        headers: Object.fromEntries(
-          Object.entries(runtime.headers).map(([k, v]) => [k, `sha256:${createHash('sha256').update(v).digest('hex').slice(0, 16)}`]),
-        ),
-      };
+      return { kind: runtime.kind, url: urlWithHashedQuery(runtime.url), headers: hashedValues(runtime.headers) };
     case 'worker':
       return { kind: runtime.kind, module: runtime.module, export: runtime.exportName };
   }
@@ -384,4 +380,27 @@ function describeHookSetIssues(error: z.ZodError, definition: unknown): string {
     return `hooks[${first.path[1]}]${id}: ${field}: ${issueMessage(first)}`;
   }
   return formatIssues(error);
+}
+
+const secretDigest = (value: string): string => `sha256:${createHash('sha256').update(value).digest('hex').slice(0, 16)}`;
+
+function hashedValues<T extends Record<string, string> | null | undefined>(values: T): T {
+  if (!values) return values;
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, secretDigest(v)])) as T;
+}
+
+/** `https://h/p?key=sk-…` → `https://h/p?key=sha256:…`; a URL without a query (or unparsable) is kept. */
+function urlWithHashedQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const hash = url.indexOf('#', q);
+  const query = url.slice(q + 1, hash === -1 ? undefined : hash);
+  const hashed = query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq === -1 ? pair : `${pair.slice(0, eq)}=${secretDigest(pair.slice(eq + 1))}`;
+    })
+    .join('&');
+  return `${url.slice(0, q)}?${hashed}${hash === -1 ? '' : url.slice(hash)}`;
 }

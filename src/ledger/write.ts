@@ -11,6 +11,7 @@ import { ChainAppender, INVOCATION_SELECT, invocationEntry, OUTCOME_SELECT, outc
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
 import { guardWrite } from './sqlite-errors.js';
+import { inputPathOf, redactOutcome, storedDecision } from './stored-form.js';
 
 /** The final state of an invocation, committed with its outcomes. */
 export type InvocationResult = Pick<
@@ -130,11 +131,10 @@ export class LedgerWriter {
       this.open.delete(id);
       const redactor = open?.redactor ?? this.defaultRedactor;
       const paths = open ? [...open.paths] : [];
-      const inputPath = open?.point === 'user_prompt_submit' ? ['prompt'] : ['toolInput'];
-      const message = redactor.redactText(result.message, ['message']);
-      const modifiedInput = redactor.redact(result.modifiedInput, ['modifiedInput'], inputPath);
+      const inputPath = inputPathOf(open?.point ?? 'pre_tool_use');
+      const stored = storedDecision(redactor, open?.point ?? 'pre_tool_use', result);
       const context = redactor.redact(result.additionalContext, ['additionalContext']);
-      paths.push(...message.paths, ...modifiedInput.paths, ...context.paths);
+      paths.push(...stored.paths, ...context.paths);
       const rows = outcomes.map((outcome) => {
         const r = redactOutcome(redactor, outcome, inputPath);
         if (outcome.status !== 'pending') for (const p of r.paths) paths.push(`outcomes.${outcome.hookId}.${p}`);
@@ -145,8 +145,8 @@ export class LedgerWriter {
         decision: result.decision,
         decisiveHookId: result.decisiveHookId,
         reasonCode: result.reasonCode,
-        message: capText(message.value),
-        modifiedInputJson: toJsonText(modifiedInput.value),
+        message: stored.message,
+        modifiedInputJson: stored.modifiedInputJson,
         contextJson: context.value.length > 0 ? JSON.stringify(context.value) : null,
         redactionsJson: paths.length > 0 ? JSON.stringify(paths) : null,
         finishedAt,
@@ -268,7 +268,7 @@ export class LedgerWriter {
     const redactor = this.pendingBackground.get(outcomeRowId) ?? this.defaultRedactor;
     this.pendingBackground.delete(outcomeRowId);
     this.guard('record a background hook outcome', () => {
-      const r = redactOutcome(redactor, outcome, outcome.point === 'user_prompt_submit' ? ['prompt'] : ['toolInput']);
+      const r = redactOutcome(redactor, outcome, inputPathOf(outcome.point));
       const p = outcomeParams(0, r.outcome, r.paths);
       this.commitBackground(outcomeRowId, {
         id: outcomeRowId,
@@ -304,31 +304,6 @@ export class LedgerWriter {
   private guard<T>(what: string, write: () => T): T {
     return guardWrite(this.ledger.path, what, write);
   }
-}
-
-/** The outcome as stored: hook-supplied text and values redacted; paths relative to the outcome. */
-function redactOutcome(redactor: Redactor, o: Outcome, inputPath: string[]): { outcome: Outcome; paths: string[] } {
-  if (redactor.empty || (o.message === null && o.payload === null && o.modifiedInput === null && o.additionalContext === null && o.failureDetail === null)) {
-    return { outcome: o, paths: [] };
-  }
-  const message = redactor.redactText(o.message, ['message']);
-  const payload = redactor.redact(o.payload, ['payload']);
-  const modifiedInput = redactor.redact(o.modifiedInput, ['modifiedInput'], inputPath);
-  const additionalContext = redactor.redactText(o.additionalContext, ['additionalContext']);
-  const failureDetail = redactor.redactText(o.failureDetail, ['failureDetail']);
-  const paths = [...message.paths, ...payload.paths, ...modifiedInput.paths, ...additionalContext.paths, ...failureDetail.paths];
-  if (paths.length === 0) return { outcome: o, paths };
-  return {
-    outcome: {
-      ...o,
-      message: message.value,
-      payload: payload.value,
-      modifiedInput: modifiedInput.value,
-      additionalContext: additionalContext.value,
-      failureDetail: failureDetail.value,
-    },
-    paths,
-  };
 }
 
 /** The invocation row as `INVOCATION_SELECT` returns it, from the values bound by begin and finish. */

@@ -16,6 +16,7 @@ import type { Ledger } from '../ledger/open.js';
 import type { InvocationFilter } from '../ledger/queries/filters.js';
 import { ReplaySource, type ReplayOutcomeRow, type ReplaySourceRow } from '../ledger/queries/replay-source.js';
 import { ReplayStore, type ReplayResultRecord } from '../ledger/replay-store.js';
+import { inputRedactions } from '../ledger/stored-form.js';
 import { asDecision, classify, diffHooks, hookStateOf } from './diff.js';
 import { HookSetReplayer, rebuildInvocation, type Replayed } from './rerun.js';
 
@@ -205,8 +206,9 @@ async function replayOne(
     recordedStates.push({ status: o.status, decision: o.decision, decisive: o.decisive === 1, reasonCode: o.reason_code, failureReason: o.failure_reason });
   }
   const warnings: string[] = [];
-  if (row.redactions_json !== null) {
-    warnings.push(`input was redacted before it was stored (${redactedFields(row.redactions_json)}): the replayed input is incomplete`);
+  const inputRedacted = redactedInputPaths(row.redactions_json);
+  if (inputRedacted.length > 0) {
+    warnings.push(`input was redacted before it was stored (${describeFields(inputRedacted)}): the replayed input is incomplete`);
   }
 
   let invocation: Invocation;
@@ -270,7 +272,7 @@ async function replayOne(
     newDecisiveHookId: next.decisiveHookId,
     baselineMismatch,
     detailJson,
-    redacted: row.redactions_json !== null,
+    redacted: redactedInputPaths(row.redactions_json).length > 0,
   };
 }
 
@@ -309,7 +311,7 @@ function failedRecord(row: ReplaySourceRow, recorded: DecisionState, error: stri
     newDecisiveHookId: null,
     baselineMismatch: false,
     detailJson: JSON.stringify(detail),
-    redacted: row.redactions_json !== null,
+    redacted: redactedInputPaths(row.redactions_json).length > 0,
   };
 }
 
@@ -341,12 +343,17 @@ function oneLine(inputJson: string | null): string {
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
 
-function redactedFields(redactionsJson: string): string {
+/** Redacted paths of the stored invocation that change what a replay sees (not a hook's stored answer). */
+function redactedInputPaths(redactionsJson: string | null): string[] {
+  if (redactionsJson === null) return [];
   try {
-    const fields = JSON.parse(redactionsJson) as unknown;
-    if (Array.isArray(fields) && fields.length > 0) return `fields ${fields.slice(0, 5).join(', ')}${fields.length > 5 ? ', …' : ''}`;
+    const paths = JSON.parse(redactionsJson) as unknown;
+    return Array.isArray(paths) ? inputRedactions(paths.filter((p): p is string => typeof p === 'string')) : ['(unreadable)'];
   } catch {
-    // fall through
+    return ['(unreadable)'];
   }
-  return 'some fields';
+}
+
+function describeFields(paths: string[]): string {
+  return `fields ${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}`;
 }

@@ -3,7 +3,8 @@ import { frozenInvocation, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { DecisionState } from '../domain/replay.js';
-import { capText, toJsonText } from '../ledger/json-text.js';
+import { Redactor } from '../ledger/redact.js';
+import { inputPathOf, redactOutcome, storedDecision } from '../ledger/stored-form.js';
 import type { ReplaySourceRow } from '../ledger/queries/replay-source.js';
 import { BackgroundDispatcher } from '../runner/background.js';
 import { runForegroundPass } from '../runner/foreground.js';
@@ -52,12 +53,15 @@ export interface Replayed extends DecisionState {
 export class HookSetReplayer {
   private readonly index: HookIndex;
   private readonly background: BackgroundDispatcher | null;
+  /** The hook set's redaction rules, applied as the live write path applies them (ledger/stored-form.ts). */
+  private readonly redactor: Redactor;
 
   constructor(
     readonly hookSet: HookSet,
     withBackground: boolean,
   ) {
     this.index = new HookIndex(hookSet);
+    this.redactor = new Redactor(hookSet.redact ?? {});
     this.background = withBackground ? new BackgroundDispatcher(hookSet.backgroundConcurrency) : null;
   }
 
@@ -98,14 +102,17 @@ export class HookSetReplayer {
         outcomes = [...pass.outcomes, ...blanks];
       }
     }
+    // Redacted and capped the way the live write path stores them, so that equal means equal,
+    // and so that replay results never hold in clear what the live tables hold as a marker.
+    const asStored = storedDecision(this.redactor, invocation.point, pass);
+    const inputPath = inputPathOf(invocation.point);
     return {
       decision: pass.decision,
       decisiveHookId: pass.decisiveHookId,
-      // Stored the way the live write path stores them, so that equal means equal.
       reasonCode: pass.reasonCode,
-      message: capText(pass.message),
-      modifiedInputJson: toJsonText(pass.modifiedInput),
-      outcomes,
+      message: asStored.message,
+      modifiedInputJson: asStored.modifiedInputJson,
+      outcomes: outcomes.map((o) => redactOutcome(this.redactor, o, inputPath).outcome),
     };
   }
 

@@ -4,7 +4,8 @@ import { deny, modify } from '../../src/domain/results.js';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { redact, Redactor } from '../../src/ledger/redact.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { setup, waitFor } from '../helpers.js';
+import { createRunner } from '../../src/runner/runner.js';
+import { setup, tempLedger, waitFor } from '../helpers.js';
 
 const AWS_ID = 'AKIAIOSFODNN7EXAMPLE';
 const AWS_SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -156,5 +157,28 @@ describe('redaction in the write path', () => {
     const report = await runner.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'ls' } });
     expect(explain(ledger, report.invocationId).redactions).toEqual([]);
     expect(ledger.sqlite.prepare('SELECT redactions_json FROM invocations').pluck().get()).toBeNull();
+  });
+});
+
+describe('the stored hook set definition', () => {
+  it('holds no command env value or URL query value in clear, and still verifies', async () => {
+    const { ledger } = tempLedger();
+    const hookSet = resolveHookSet(
+      {
+        name: 'with-secrets',
+        hooks: [
+          { id: 'gh', point: 'pre_tool_use', capability: 'guardrail', command: { command: 'check.sh', env: { GITHUB_TOKEN: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB', MODE: 'strict' } } },
+          { id: 'remote', point: 'pre_tool_use', capability: 'guardrail', http: 'https://hooks.example.com/check?api_key=sk-proj-abcdefghijklmnopqrstuvwxyz&team=a' },
+        ],
+      },
+      'cfg.json',
+    );
+    createRunner({ hookSet, ledger });
+    const definition = ledger.sqlite.prepare('SELECT definition_json FROM hook_sets').pluck().get() as string;
+    expect(definition).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz');
+    expect(definition).not.toContain('sk-proj-abcdefghijklmnopqrstuvwxyz');
+    expect(definition).not.toContain('strict');
+    expect(definition).toContain('https://hooks.example.com/check?api_key=sha256:');
+    expect(verifyLedger(ledger).ok).toBe(true);
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
+import { createRunner } from '../../src/runner/runner.js';
 import type { Ledger } from '../../src/ledger/open.js';
 import { showReplayRun, listReplayRuns } from '../../src/ledger/queries/replay-runs.js';
 import { replay } from '../../src/replay/replay.js';
@@ -264,5 +266,37 @@ describe('replay edge cases', () => {
     const ledger = await recorded();
     const result = await replay({ ledger, hookSet: v1(), filter: { sessionId: 'nobody' } });
     expect(result).toMatchObject({ status: 'completed', changed: 0, totals: { selected: 0, replayed: 0 } });
+  });
+});
+
+describe('replay and redaction', () => {
+  const TOKEN = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
+  const hooks = (extra = '') => [
+    { id: 'needs-token', point: 'pre_tool_use' as const, capability: 'guardrail' as const, run: () => deny(`deploy needs an auth token: set DEPLOY_TOKEN first${extra}`, 'policy_violation', { seen: TOKEN }) },
+    { id: 'inject', point: 'pre_tool_use' as const, priority: 1, capability: 'guardrail' as const, run: () => ({ decision: 'modify' as const, input: { command: 'deploy', api_key: 'internal-proxy-key-1234' } }) },
+  ];
+
+  it('compares with what was stored as stored: the same set is unchanged even where redaction rewrote the message or the rewrite', async () => {
+    const { ledger } = tempLedger();
+    const set = defineHooks({ name: 'redacting', version: '1', hooks: hooks() });
+    const runner = createRunner({ hookSet: set, ledger });
+    await runner.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'deploy' } });
+    await runner.close();
+    // The live path stored markers, not the values.
+    const stored = ledger.sqlite.prepare('SELECT message, modified_input_json, redactions_json FROM invocations').get() as Record<string, string>;
+    expect(stored.modified_input_json).toContain('[REDACTED:secret_field]');
+    expect(stored.message).toContain('[REDACTED:');
+
+    const same = await replay({ ledger, hookSet: set });
+    expect(same.totals).toMatchObject({ replayed: 1, unchanged: 1, redacted: 0 });
+    expect(same.changed).toBe(0);
+
+    // A changed set: the stored replay detail is redacted as the live tables are.
+    const changed = defineHooks({ name: 'redacting', version: '2', hooks: hooks('!') });
+    const result = await replay({ ledger, hookSet: changed });
+    expect(result.changed).toBe(1);
+    const detail = ledger.sqlite.prepare('SELECT detail_json FROM replay_results WHERE run_id = ?').pluck().all(result.runId).join('\n');
+    expect(detail).not.toContain('internal-proxy-key-1234');
+    expect(detail).not.toContain(TOKEN);
   });
 });

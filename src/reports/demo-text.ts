@@ -1,5 +1,5 @@
 import { relative } from 'node:path';
-import { formatDuration, summarise } from '../cli/format.js';
+import { formatDuration, oneLine, summarise } from '../cli/format.js';
 import type { Paint } from '../cli/io.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Report } from '../domain/outcomes.js';
@@ -39,7 +39,7 @@ export function renderDemoSummary(s: DemoSummary, paint: Paint): string {
     const subject = inv.toolName ? `${inv.toolName}` : inv.point;
     lines.push('');
     lines.push(`  #${inv.id} ${subject}  ${paint('red', 'DENY')} by ${paint('bold', inv.decisiveHookId ?? '?')} [${inv.reasonCode ?? '-'}]`);
-    lines.push(`    ${inv.message ?? ''}`);
+    lines.push(`    ${oneLine(inv.message ?? '')}`);
     lines.push(`    input  ${summarise(e.input, 70)}`);
     const chain = e.outcomes
       .filter((o) => o.mode === 'foreground')

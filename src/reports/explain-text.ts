@@ -1,4 +1,4 @@
-import { formatDuration, formatTime, summarise, table } from '../cli/format.js';
+import { formatDuration, formatTime, oneLine, summarise, table } from '../cli/format.js';
 import type { Paint } from '../cli/io.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Explanation } from '../ledger/queries/explain.js';
@@ -13,9 +13,9 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
   lines.push(`${paint('bold', `Invocation ${inv.id}`)}  ${subject}  →  ${paint(colour, decision.toUpperCase())}`);
   if (e.decisive) {
     const reason = inv.reasonCode ? ` [${inv.reasonCode}]` : '';
-    lines.push(`  decided by ${paint('bold', e.decisive.hookId)}${reason}: ${inv.message ?? '(no message)'}`);
+    lines.push(`  decided by ${paint('bold', e.decisive.hookId)}${reason}: ${oneLine(inv.message ?? '(no message)')}`);
   } else if (inv.status === 'interrupted') {
-    lines.push(`  ${paint('yellow', 'interrupted')}: ${inv.message ?? 'the process ended before the decision was committed'}`);
+    lines.push(`  ${paint('yellow', 'interrupted')}: ${oneLine(inv.message ?? 'the process ended before the decision was committed')}`);
   } else {
     lines.push(`  no guardrail decided${inv.decision === 'none' ? ' (the agent proceeds)' : ''}`);
   }
@@ -61,6 +61,10 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
 
 /** What the last column of the outcome table says: why it failed, why it was skipped, or its message. */
 export function outcomeNote(o: Outcome): string {
+  return oneLine(rawOutcomeNote(o));
+}
+
+function rawOutcomeNote(o: Outcome): string {
   if (o.failureReason) return `${o.failureReason}: ${o.failureDetail ?? ''}`.trim();
   if (o.status === 'skipped') return `skipped (${o.skipReason}${o.skippedBy ? ` by ${o.skippedBy}` : ''})`;
   if (o.status === 'pending') return 'still running';

@@ -1,4 +1,4 @@
-import { formatTime, table } from '../cli/format.js';
+import { formatTime, oneLine, table } from '../cli/format.js';
 import type { Paint } from '../cli/io.js';
 import type { ChangeKind, DecisionState, HookChange, HookState, ReplayResult } from '../domain/replay.js';
 import type { ReplayRunDetail, ReplayRunSummary } from '../ledger/queries/replay-runs.js';
@@ -145,7 +145,7 @@ function subject(c: ReplayResult): string {
 export function describeDecision(d: DecisionState): string {
   if (d.decisiveHookId === null) return d.decision === 'none' ? 'none (no guardrail decided)' : d.decision;
   const reason = d.reasonCode ? ` [${d.reasonCode}]` : '';
-  const message = d.message ? `: ${d.message}` : '';
+  const message = d.message ? `: ${oneLine(d.message)}` : '';
   return `${d.decision} by ${d.decisiveHookId}${reason}${message}`;
 }
 

@@ -1,4 +1,4 @@
-import { formatDuration, summarise } from '../cli/format.js';
+import { formatDuration, oneLine, summarise } from '../cli/format.js';
 import type { Paint } from '../cli/io.js';
 import type { Report } from '../domain/outcomes.js';
 import { outcomeNote } from './explain-text.js';
@@ -10,7 +10,7 @@ export function renderReport(report: Report, paint: Paint): string {
     `${paint(colour, report.decision.toUpperCase())}  ${report.point}  (invocation ${report.invocationId}, ${formatDuration(report.durationUs)})`,
   ];
   if (report.decisiveHookId) {
-    lines.push(`  decided by ${report.decisiveHookId}${report.reasonCode ? ` [${report.reasonCode}]` : ''}: ${report.message ?? '(no message)'}`);
+    lines.push(`  decided by ${report.decisiveHookId}${report.reasonCode ? ` [${report.reasonCode}]` : ''}: ${oneLine(report.message ?? '(no message)')}`);
   }
   if (report.modifiedInput !== null) lines.push(`  modified input: ${summarise(report.modifiedInput, 120)}`);
   for (const o of report.outcomes) {

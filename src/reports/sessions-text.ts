@@ -1,4 +1,4 @@
-import { formatDuration, summarise, table } from '../cli/format.js';
+import { formatDuration, oneLine, summarise, table } from '../cli/format.js';
 import type { Paint } from '../cli/io.js';
 import type { SessionPage, SessionSummary, SessionTimeline, TimelineEvent } from '../ledger/queries/sessions.js';
 import { shortTime } from './denials-text.js';
@@ -17,21 +17,22 @@ export function span(ms: number): string {
 const count = (n: number, paint: Paint, colour: 'red' | 'yellow') => (n === 0 ? '0' : paint(colour, String(n)));
 
 /**
- * The text form of `hookledger sessions`: most recently active first; the session id is the
- * last column so that a full UUID fits 80 columns beside the counts.
+ * The text form of `hookledger sessions`: most recently active first. The list is where a reader
+ * picks an id for `hookledger sessions ID`, so the session id is the last column and is never
+ * cut: the other columns take 43 characters, which leaves 37 for a 36-character UUID. (How long
+ * a session lasted is in its timeline's header.)
  */
 export function renderSessions(page: SessionPage, paint: Paint, width = 80): string {
   if (page.rows.length === 0) return 'no sessions match';
   const rows = page.rows.map((s) => [
     shortTime(s.lastSeen).slice(0, 16),
-    span(s.lastSeen - s.firstSeen),
     String(s.invocations),
     count(s.denials, paint, 'red'),
     count(s.failures, paint, 'yellow'),
     count(s.timeouts, paint, 'yellow'),
     s.sessionId,
   ]);
-  const lines = table(['LAST SEEN (UTC)', 'SPAN', 'EVENTS', 'DENY', 'FAIL', 'T/O', 'SESSION'], rows, width).split('\n');
+  const lines = table(['LAST SEEN (UTC)', 'EVENTS', 'DENY', 'FAIL', 'T/O', 'SESSION'], rows, width, { keep: [5] }).split('\n');
   lines[0] = paint('bold', lines[0]!);
   lines.push('');
   lines.push(
@@ -55,7 +56,7 @@ const DECISION_COLOUR = { deny: 'red', ask: 'yellow', allow: 'green', none: 'dim
 function eventDetail(e: TimelineEvent): string {
   const problems = [e.failures > 0 ? `${e.failures} failed` : '', e.timeouts > 0 ? `${e.timeouts} timed out` : ''].filter(Boolean).join(', ');
   const prefix = problems ? `(${problems}) ` : '';
-  if (e.status !== 'completed') return `${prefix}${e.status}${e.message ? `: ${e.message}` : ''}`;
+  if (e.status !== 'completed') return `${prefix}${e.status}${e.message ? `: ${oneLine(e.message)}` : ''}`;
   if (e.modified) return `${prefix}→ ${summarise(e.modifiedInput, 200)}`;
   return `${prefix}${summarise(e.input, 200)}`;
 }

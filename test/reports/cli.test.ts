@@ -43,7 +43,7 @@ describe('report commands', { timeout: 90_000 }, () => {
     const { path } = await buildLedger();
 
     const sessions = await runCli(['sessions', '--db', path]);
-    expect(sessions.stdout).toMatch(/^LAST SEEN \(UTC\)\s+SPAN\s+EVENTS\s+DENY\s+FAIL\s+T\/O\s+SESSION\n/);
+    expect(sessions.stdout).toMatch(/^LAST SEEN \(UTC\)\s+EVENTS\s+DENY\s+FAIL\s+T\/O\s+SESSION\n/);
     expect(fits80(sessions.stdout)).toEqual([]);
     const timeline = await runCli(['sessions', 's-1', '--db', path]);
     expect(timeline.code).toBe(0);
@@ -86,6 +86,11 @@ describe('report commands', { timeout: 90_000 }, () => {
     [['export', '--format', 'xml'], /^hookledger: --format: "xml" is not an export format \(expected jsonl or csv\)/],
     [['export', '--decision', 'maybe'], /^hookledger: --decision: unknown decision "maybe"/],
     [['hooks', '--until', 'soon'], /^hookledger: --until: "soon" is not a date/],
+    [['hooks', '--until', '99999999999999999'], /^hookledger: --until: "99999999999999999" is out of range/],
+    [['denials', '--since', '2026-02-30'], /^hookledger: --since: "2026-02-30" is not a date: no such day or time/],
+    [['export', '--until', '2026-11-01T24:00'], /^hookledger: --until: "2026-11-01T24:00" is not a date: no such day or time/],
+    [['sessions', '--session', 's-1'], /^hookledger: sessions: --session does not apply here; for one session use hookledger sessions SESSION_ID/],
+    [['sessions', 's-1', '--session', 's-2'], /^hookledger: sessions: --session does not apply here/],
     [['sessions', 'no-such-session'], /^hookledger: no invocations for session "no-such-session"/],
   ])('%j gives one clear line', async (args, message) => {
     const { path } = await buildLedger();

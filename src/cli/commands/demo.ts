@@ -9,7 +9,7 @@ import { explain } from '../../ledger/queries/explain.js';
 import { renderDemoSummary } from '../../reports/demo-text.js';
 import { createRunner } from '../../runner/runner.js';
 import { boolFlag, stringFlag, type Command } from '../command.js';
-import { painter, useColour, writeJson } from '../io.js';
+import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 /** The demo writes its own file unless told otherwise, so it never mixes into a real ledger. */
 const DEFAULT_DEMO_DB = 'hookledger-demo.db';
@@ -50,7 +50,7 @@ export const command: Command = {
       if (boolFlag(args, 'json')) {
         writeJson(io, { ledger: ledger.path, hookSet: reports[0]?.hookSet ?? null, reports, denials });
       } else {
-        io.stdout.write(`${renderDemoSummary({ ledgerPath: ledger.path, sessionPath: demoSessionPath, hookSet: demoHookSet, reports, denials, dbFlag: explicit ?? DEFAULT_DEMO_DB }, painter(useColour(io)))}\n`);
+        writeReport(io, renderDemoSummary({ ledgerPath: ledger.path, sessionPath: demoSessionPath, hookSet: demoHookSet, reports, denials, dbFlag: explicit ?? DEFAULT_DEMO_DB }, painter(useColour(io))));
       }
       return 0;
     } finally {

@@ -4,7 +4,7 @@ import { renderDenialGroups, renderDenials } from '../../reports/denials-text.js
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { filterFromFlags, filterOptions, FILTER_USAGE, pageFromFlags, pageOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson } from '../io.js';
+import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 const { decision: _decision, ...denialFilterOptions } = filterOptions;
 
@@ -37,12 +37,12 @@ ${FILTER_USAGE}
         if (page.cursor !== null || page.offset > 0) throw new InputError('--group-by: groups are not paged; use --limit');
         const groups = groupDenials(ledger, filter, groupBy as DenialGroupBy, { limit: page.limit });
         if (boolFlag(args, 'json')) writeJson(io, groups);
-        else io.stdout.write(`${renderDenialGroups(groups, paint)}\n`);
+        else writeReport(io, renderDenialGroups(groups, paint));
         return 0;
       }
       const result = listDenials(ledger, filter, page);
       if (boolFlag(args, 'json')) writeJson(io, result);
-      else io.stdout.write(`${renderDenials(result, paint)}\n`);
+      else writeReport(io, renderDenials(result, paint));
       return 0;
     } finally {
       ledger.close();

@@ -3,7 +3,7 @@ import { explain } from '../../ledger/queries/explain.js';
 import { renderExplanation } from '../../reports/explain-text.js';
 import { boolFlag, ledgerOptions, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
-import { painter, useColour, writeJson } from '../io.js';
+import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'why an invocation was decided as it was (by id or tool_use_id)',
@@ -20,7 +20,7 @@ export const command: Command = {
     try {
       const explanation = explain(ledger, ref);
       if (boolFlag(args, 'json')) writeJson(io, explanation);
-      else io.stdout.write(`${renderExplanation(explanation, painter(useColour(io)))}\n`);
+      else writeReport(io, renderExplanation(explanation, painter(useColour(io))));
       return 0;
     } finally {
       ledger.close();

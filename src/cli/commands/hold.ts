@@ -3,7 +3,7 @@ import { listHolds, placeHold, releaseHold } from '../../ledger/holds.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatTime, table } from '../format.js';
-import { writeJson } from '../io.js';
+import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'place, release or list legal holds (sessions prune must keep)',
@@ -25,21 +25,21 @@ export const command: Command = {
       if (release !== undefined) {
         releaseHold(ledger, release);
         if (json) writeJson(io, { released: release });
-        else io.stdout.write(`released the legal hold on session ${release}\n`);
+        else writeReport(io, `released the legal hold on session ${release}`);
       } else if (list) {
         const holds = listHolds(ledger);
         if (json) writeJson(io, holds);
-        else if (holds.length === 0) io.stdout.write('no legal holds\n');
+        else if (holds.length === 0) writeReport(io, 'no legal holds');
         else {
           const rows = holds.map((h) => [h.sessionId, String(h.invocations), formatTime(h.createdAt), h.heldBy, h.reason]);
-          io.stdout.write(`${table(['session', 'invocations', 'since', 'by', 'reason'], rows)}\n`);
+          writeReport(io, table(['session', 'invocations', 'since', 'by', 'reason'], rows));
         }
       } else {
         const reason = stringFlag(args, 'reason');
         if (!reason) throw new UsageError('hold: --reason TEXT is required (why the session is held, e.g. a case number)');
         const hold = placeHold(ledger, session!, reason);
         if (json) writeJson(io, hold);
-        else io.stdout.write(`session ${hold.sessionId} is under legal hold (${hold.invocations} invocations): ${hold.reason}\n`);
+        else writeReport(io, `session ${hold.sessionId} is under legal hold (${hold.invocations} invocations): ${hold.reason}`);
       }
       return 0;
     } finally {

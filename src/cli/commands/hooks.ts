@@ -5,7 +5,7 @@ import { DEFAULT_THRESHOLDS, renderHealth } from '../../reports/health-text.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { wholeNumber } from '../filter-flags.js';
-import { painter, useColour, writeJson } from '../io.js';
+import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'hook health: runs, decisions, failures, timeouts, p50/p95/max duration',
@@ -33,7 +33,7 @@ export const command: Command = {
     try {
       const report = hookHealth(ledger, { since, until, ...(hookId !== undefined ? { hookId } : {}) });
       if (boolFlag(args, 'json')) writeJson(io, report);
-      else io.stdout.write(`${renderHealth(report, painter(useColour(io)), { ...DEFAULT_THRESHOLDS, slowUs })}\n`);
+      else writeReport(io, renderHealth(report, painter(useColour(io)), { ...DEFAULT_THRESHOLDS, slowUs }));
       return 0;
     } finally {
       ledger.close();

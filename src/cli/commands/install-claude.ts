@@ -17,7 +17,7 @@ import { loadHookSet } from '../../config/load.js';
 import { UsageError } from '../../domain/errors.js';
 import type { HookSet } from '../../domain/hooks.js';
 import { boolFlag, configOption, stringFlag, type Command } from '../command.js';
-import { writeJson } from '../io.js';
+import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'register hookledger as the Claude Code hook for each event (settings.json)',
@@ -137,10 +137,10 @@ export const command: Command = {
     const summary = !result.changed
       ? `${file}: already up to date`
       : `${file}: ${result.written.length > 0 ? `hookledger handles ${result.written.join(', ')}` : ''}${result.removed.length > 0 ? `${result.written.length > 0 ? '; ' : ''}removed from ${result.removed.join(', ')}` : ''}`;
-    io.stdout.write(`${summary}\n`);
-    if (result.skipped.length > 0) io.stdout.write(`not registered (Claude Code runs only command hooks there): ${result.skipped.join(', ')}\n`);
+    writeReport(io, summary);
+    if (result.skipped.length > 0) writeReport(io, `not registered (Claude Code runs only command hooks there): ${result.skipped.join(', ')}`);
     if (result.others > 0 && !boolFlag(args, 'remove')) {
-      io.stdout.write(`${result.others} other hook handler(s) in this file still run beside hookledger; \`hookledger import-claude ${file}\` turns them into a hook set\n`);
+      writeReport(io, `${result.others} other hook handler(s) in this file still run beside hookledger; \`hookledger import-claude ${file}\` turns them into a hook set`);
     }
     return 0;
   },

@@ -3,7 +3,7 @@ import { parseCutoff, pruneLedger, type PruneReport } from '../../ledger/prune.j
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatDuration, formatTime, table } from '../format.js';
-import { writeJson } from '../io.js';
+import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'delete old invocations in batches, keeping sessions under legal hold',
@@ -31,7 +31,7 @@ export const command: Command = {
         ...(batchText !== undefined ? { batchSize: Number(batchText) } : {}),
       });
       if (boolFlag(args, 'json')) writeJson(io, report);
-      else io.stdout.write(`${render(report)}\n`);
+      else writeReport(io, render(report));
       return 0;
     } finally {
       ledger.close();

@@ -7,7 +7,7 @@ import { renderReplayRun, renderReplayRunList } from '../../reports/replay-text.
 import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor } from '../context.js';
 import { DECISION_USAGE, FILTER_USAGE, filterFromFlags, filterOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson, type CliIo } from '../io.js';
+import { painter, useColour, writeJson, type CliIo, writeReport } from '../io.js';
 
 /** Changes shown in text output unless --all (JSON always has them all). */
 const TEXT_CHANGES = 20;
@@ -108,7 +108,7 @@ function list(args: CommandArgs, io: CliIo, rest: string[]): number {
   try {
     const runs = listReplayRuns(ledger, { limit: positiveInt(args, 'limit') ?? 20 });
     if (boolFlag(args, 'json')) writeJson(io, runs);
-    else io.stdout.write(`${renderReplayRunList(runs, painter(useColour(io)))}\n`);
+    else writeReport(io, renderReplayRunList(runs, painter(useColour(io))));
     return 0;
   } finally {
     ledger.close();
@@ -132,7 +132,7 @@ function print(ledger: Ledger, runId: number, args: CommandArgs, io: CliIo) {
   const json = boolFlag(args, 'json');
   const detail = showReplayRun(ledger, runId, json || boolFlag(args, 'all') ? {} : { limit: TEXT_CHANGES });
   if (json) writeJson(io, detail);
-  else io.stdout.write(`${renderReplayRun(detail, painter(useColour(io)))}\n`);
+  else writeReport(io, renderReplayRun(detail, painter(useColour(io))));
   return detail;
 }
 

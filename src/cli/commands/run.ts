@@ -6,7 +6,7 @@ import { renderReport } from '../../reports/report-text.js';
 import { createRunner, parseInvocation } from '../../runner/runner.js';
 import { boolFlag, configOption, ledgerOptions, type Command } from '../command.js';
 import { hookSetFor, openLedgerFor } from '../context.js';
-import { painter, readAll, useColour, writeJson, type CliIo } from '../io.js';
+import { painter, readAll, useColour, writeJson, type CliIo, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'decide one invocation (JSON file or stdin) and record it',
@@ -31,7 +31,7 @@ export const command: Command = {
       });
       const report = await runner.run(input);
       if (boolFlag(args, 'json')) writeJson(io, report);
-      else io.stdout.write(`${renderReport(report, painter(useColour(io)))}\n`);
+      else writeReport(io, renderReport(report, painter(useColour(io))));
       await runner.close();
       return 0;
     } finally {

@@ -1,9 +1,10 @@
 import { listSessions, sessionTimeline } from '../../ledger/queries/sessions.js';
 import { renderSessions, renderTimeline } from '../../reports/sessions-text.js';
-import { boolFlag, ledgerOptions, type Command } from '../command.js';
+import { UsageError } from '../../domain/errors.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { filterFromFlags, filterOptions, FILTER_USAGE, DECISION_USAGE, pageFromFlags, pageOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson } from '../io.js';
+import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'sessions with their counts, or one session as a timeline',
@@ -17,6 +18,7 @@ export const command: Command = {
   the decisive hook, and * where a hook modified the input.
 ${FILTER_USAGE}
 ${DECISION_USAGE}
+  (--session does not apply: give the id as SESSION_ID)
   --limit N            sessions (default 50) or events (default 1000) per page
   --cursor C           the next page, from the line under the previous one
   --offset N           skip N instead (not stable while the ledger is written)
@@ -24,6 +26,11 @@ ${DECISION_USAGE}
   options: { ...ledgerOptions, ...filterOptions, ...pageOptions },
   async run(args, io) {
     const sessionId = args.positionals[0];
+    // A session filter on the list would show one row, and beside an id it would be a second,
+    // possibly different id: either way the id belongs in the position.
+    if (stringFlag(args, 'session') !== undefined) {
+      throw new UsageError('sessions: --session does not apply here; for one session use hookledger sessions SESSION_ID');
+    }
     const filter = filterFromFlags(args);
     const page = pageFromFlags(args, sessionId === undefined ? 50 : 1000);
     const ledger = openLedgerFor(args, io);
@@ -32,12 +39,11 @@ ${DECISION_USAGE}
       if (sessionId === undefined) {
         const result = listSessions(ledger, filter, page);
         if (boolFlag(args, 'json')) writeJson(io, result);
-        else io.stdout.write(`${renderSessions(result, paint)}\n`);
+        else writeReport(io, renderSessions(result, paint));
       } else {
-        const { sessionId: _ignored, ...rest } = filter;
-        const timeline = sessionTimeline(ledger, sessionId, page, rest);
+        const timeline = sessionTimeline(ledger, sessionId, page, filter);
         if (boolFlag(args, 'json')) writeJson(io, timeline);
-        else io.stdout.write(`${renderTimeline(timeline, paint)}\n`);
+        else writeReport(io, renderTimeline(timeline, paint));
       }
       return 0;
     } finally {

@@ -3,7 +3,7 @@ import { assertIntact, readAnchor, verifyLedger, writeAnchor, type VerifyReport 
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatDuration, table } from '../format.js';
-import { painter, useColour, writeJson, type Paint } from '../io.js';
+import { painter, useColour, writeJson, type Paint, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'check the tamper-evidence chain; exit 5 when a record was changed, inserted or removed',
@@ -33,7 +33,7 @@ export const command: Command = {
       anchorWritten = true;
     }
     if (boolFlag(args, 'json')) writeJson(io, { ...report, ...(anchorFile ? { anchorFile: resolve(anchorFile), anchorWritten } : {}) });
-    else io.stdout.write(`${render(report, anchorFile, anchorWritten, painter(useColour(io)))}\n`);
+    else writeReport(io, render(report, anchorFile, anchorWritten, painter(useColour(io))));
     // Throws IntegrityError (exit 5, one stderr line naming the first problem) when not intact.
     assertIntact(report);
     return 0;

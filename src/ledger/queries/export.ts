@@ -186,6 +186,15 @@ export function csvLine(values: readonly (string | number | boolean | null)[]): 
     .join(',');
 }
 
+/**
+ * A text cell as a spreadsheet will not evaluate it: agent and hook data starting with
+ * = + - @ tab or CR would run as a formula in whoever opens the export (OWASP's CSV injection),
+ * so such a cell gets a leading `'`. Text columns only: a negative number stays a number.
+ */
+export function csvText(text: string | null): string | null {
+  return text !== null && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
 /** The CSV row of a record. */
 export function csvRow(r: ExportRecord): string {
   return csvLine([
@@ -193,25 +202,25 @@ export function csvRow(r: ExportRecord): string {
     r.startedAt,
     new Date(r.startedAt).toISOString(),
     r.durationUs,
-    r.point,
-    r.eventName,
-    r.sessionId,
+    csvText(r.point),
+    csvText(r.eventName),
+    csvText(r.sessionId),
     r.turn,
-    r.toolName,
-    r.toolUseId,
-    r.agent,
-    r.status,
-    r.decision,
-    r.decisiveHookId,
-    r.reasonCode,
-    r.message,
+    csvText(r.toolName),
+    csvText(r.toolUseId),
+    csvText(r.agent),
+    csvText(r.status),
+    csvText(r.decision),
+    csvText(r.decisiveHookId),
+    csvText(r.reasonCode),
+    csvText(r.message),
     r.modifiedInput !== null,
     r.outcomes.length,
     r.outcomes.filter((o) => o.status === 'failed').length,
     r.outcomes.filter((o) => o.status === 'timed_out').length,
-    r.hookSet.name,
-    r.hookSet.version,
-    r.hookSet.fingerprint,
+    csvText(r.hookSet.name),
+    csvText(r.hookSet.version),
+    csvText(r.hookSet.fingerprint),
   ]);
 }
 

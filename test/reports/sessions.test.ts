@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { listSessions, sessionSummary, sessionTimeline } from '../../src/ledger/queries/sessions.js';
+import { defineHooks } from '../../src/domain/hooks.js';
 import { createRunner } from '../../src/runner/runner.js';
+import { tempLedger } from '../helpers.js';
 import { buildLedger, sessionEvents, type Recorded } from './fixture.js';
 
 const of = (recorded: Recorded[], session: string) => recorded.filter((r) => r.input.sessionId === session);
@@ -83,5 +85,22 @@ describe('sessions', () => {
     expect(seen).toEqual(expected);
     expect(() => sessionTimeline(ledger, 'nope', { limit: 5 })).toThrow(/^no invocations for session "nope" in /);
     expect(sessionSummary(ledger, 'nope')).toBeNull();
+  });
+});
+
+describe('sessions paging under concurrent writes', () => {
+  it('never drops a session that became active after the first page, and never repeats one already listed', async () => {
+    const { ledger } = tempLedger();
+    const runner = createRunner({ ledger, hookSet: defineHooks({ name: 'p', hooks: [{ id: 'watch', point: 'pre_tool_use', run: () => undefined }] }) });
+    const event = (sessionId: string) => runner.run({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolInput: { command: 'ls' } });
+    for (const s of ['S1', 'S2', 'S3', 'S4', 'S5']) await event(s);
+    const first = listSessions(ledger, {}, { limit: 2 });
+    expect(first.rows.map((s) => s.sessionId)).toEqual(['S5', 'S4']);
+    await event('S2'); // not listed yet: must still come
+    await event('S5'); // listed already: must not come again
+    const second = listSessions(ledger, {}, { limit: 2, cursor: first.nextCursor });
+    const third = second.nextCursor ? listSessions(ledger, {}, { limit: 2, cursor: second.nextCursor }) : { rows: [], nextCursor: null };
+    expect([...second.rows, ...third.rows].map((s) => s.sessionId)).toEqual(['S3', 'S2', 'S1']);
+    await runner.close();
   });
 });

@@ -12,7 +12,8 @@ export const command: Command = {
   the invocation, its hook set, input, modified input, raw payload and every outcome in
   execution order (see docs/reports.md for the shape); or, with --format csv, the
   invocation-level columns with a header line. Streamed: memory stays flat however large
-  the ledger; invocations recorded while it runs are included if they match.
+  the ledger. Without --since/--until, invocations recorded while it runs are included
+  if they match; a time window is fixed to the invocations present when it starts.
 ${FILTER_USAGE}
 ${DECISION_USAGE}
   --format F           jsonl (default) or csv`,

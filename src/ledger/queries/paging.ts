@@ -16,17 +16,25 @@ export const MAX_PAGE_LIMIT = 10_000;
  * Cursors are opaque to callers but only encode the last id seen and which listing it came
  * from, so that a cursor from one listing is not silently misread by another.
  */
-export function encodeCursor(kind: string, id: number): string {
-  return Buffer.from(`${kind}:${id}`, 'utf8').toString('base64url');
+export function encodeCursor(kind: string, id: number, top?: number): string {
+  return Buffer.from(top === undefined ? `${kind}:${id}` : `${kind}:${id}:${top}`, 'utf8').toString('base64url');
 }
 
 export function decodeCursor(kind: string, cursor: string, flag = 'cursor'): number {
+  return decodeCursorParts(kind, cursor, flag).id;
+}
+
+/**
+ * The id where the previous page stopped and, for listings that need it, `top`: the newest id
+ * the first page saw, so that later pages can tell rows walked before from rows recorded since.
+ */
+export function decodeCursorParts(kind: string, cursor: string, flag = 'cursor'): { id: number; top: number | null } {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^([a-z]+):(\d{1,15})$/.exec(text);
+  const match = /^([a-z]+):(\d{1,15})(?::(\d{1,15}))?$/.exec(text);
   if (!match || match[1] !== kind) {
     throw new InputError(`${flag}: "${cursor}" is not a cursor from a previous page of this listing`);
   }
-  return Number(match[2]);
+  return { id: Number(match[2]), top: match[3] === undefined ? null : Number(match[3]) };
 }
 
 /** Validates limit/offset/cursor; returns the normalised values. */

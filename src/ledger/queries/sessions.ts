@@ -6,7 +6,7 @@ import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type IdRange, type InvocationFilter } from './filters.js';
-import { checkPage, encodeCursor, type PageRequest } from './paging.js';
+import { checkPage, decodeCursorParts, encodeCursor, type PageRequest } from './paging.js';
 
 /** One session's totals (over the invocations the filter selects). */
 export interface SessionSummary {
@@ -73,8 +73,10 @@ export function sessionSummary(ledger: Ledger, sessionId: string, filter: Invoca
 /**
  * Sessions, most recently active first. The newest invocations are walked backwards until
  * `limit` distinct sessions are found, which is far cheaper than grouping the whole ledger;
- * the cursor is the id where the walk stopped. A session that becomes active again after
- * its page was read moves to the top: it is not shown again on later pages.
+ * the cursor is the id where the walk stopped (and the newest id the first page saw). A
+ * session that becomes active again after its page was read moves to the top: it is not shown
+ * again on later pages; one first active again after the first page was read, but not listed
+ * yet, still comes on its page.
  */
 export function listSessions(ledger: Ledger, filter: InvocationFilter, page: PageRequest): SessionPage {
   const { limit, offset, after } = checkPage(page, 'sessions');
@@ -88,14 +90,17 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
   const wanted = offset + limit + 1;
   const found: { id: number; sessionId: string }[] = [];
   const seen = new Set<string>();
+  // The newest id the first page walked from: later pages skip sessions listed before (active
+  // between the cursor and `top`), but not one whose only newer activity came after `top`.
+  let top = after !== null && page.cursor ? decodeCursorParts('sessions', page.cursor).top : null;
   let below = after ?? Number.MAX_SAFE_INTEGER;
   while (found.length < wanted) {
     const batch = walk.all(...params, below);
+    if (top === null && after === null && batch.length > 0) top = batch[0]!.id;
     for (const row of batch) {
       if (seen.has(row.session_id)) continue;
       seen.add(row.session_id);
-      // A session with a matching invocation at or above the cursor was listed on an earlier page.
-      if (after !== null && activeSince(ledger, rest, row.session_id, after, memo)) continue;
+      if (after !== null && activeSince(ledger, rest, row.session_id, after, top, memo)) continue;
       found.push({ id: row.id, sessionId: row.session_id });
       if (found.length >= wanted) break;
     }
@@ -107,14 +112,15 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
   const pageRows = more ? selected.slice(0, limit) : selected;
   return {
     rows: pageRows.map((f) => sessionSummary(ledger, f.sessionId, rest, memo)!),
-    nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.id) : null,
+    nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.id, top ?? undefined) : null,
   };
 }
 
 const WALK_BATCH = 2000;
 
-function activeSince(ledger: Ledger, filter: InvocationFilter, sessionId: string, id: number, memo: Map<string, IdRange>): boolean {
-  const { where, params } = orderedFilterSql(ledger, { ...filter, sessionId }, ['i.id >= ?'], [id], memo);
+/** Whether the session has a matching invocation in [id, top] (the ids earlier pages walked); no `top`: at or above id. */
+function activeSince(ledger: Ledger, filter: InvocationFilter, sessionId: string, id: number, top: number | null, memo: Map<string, IdRange>): boolean {
+  const { where, params } = orderedFilterSql(ledger, { ...filter, sessionId }, top === null ? ['i.id >= ?'] : ['i.id >= ?', 'i.id <= ?'], top === null ? [id] : [id, top], memo);
   return prepared<unknown[], number>(ledger, `SELECT 1 FROM invocations i ${where} LIMIT 1`).pluck().get(...params) !== undefined;
 }
 

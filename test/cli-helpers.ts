@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -13,28 +13,47 @@ export interface CliResult {
   stderr: string;
 }
 
+/** A CLI child process started by `startCli`: its output so far, and its end. */
+export interface StartedCli {
+  child: ChildProcess;
+  /** What it has written so far (filled as it writes). */
+  output: { stdout: string; stderr: string };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts the real CLI in a child process (from source, through tsx), as a user or Claude Code
+ * would, for tests that act on it while it runs (a signal mid-run). Stdin stays open.
+ */
+export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): StartedCli {
+  const child = spawn(process.execPath, ['--import', tsxLoader, entry, ...args], {
+    cwd: options.cwd ?? root,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (c: Buffer) => (output.stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output.stderr += c.toString()));
+  child.stdin!.on('error', () => {});
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal }));
+  });
+  return { child, output, exited };
+}
+
 /**
  * Runs the real CLI in a child process (from source, through tsx), as a user or Claude Code
  * would: argv, stdin, environment, exit code.
  */
-export function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, entry, ...args], {
-      cwd: options.cwd ?? root,
-      env: { ...process.env, NO_COLOR: '1', ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
+export async function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  const { child, output, exited } = startCli(args, options);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  child.stdin!.end(options.input ?? '');
+  try {
+    const { code } = await exited;
+    return { code, stdout: output.stdout, stderr: output.stderr };
+  } finally {
+    clearTimeout(timer);
+  }
 }

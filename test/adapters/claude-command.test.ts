@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { openLedger } from '../../src/ledger/open.js';
-import { runCli, tsxLoader } from '../cli-helpers.js';
+import { runCli, startCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
@@ -241,22 +240,13 @@ describe('hookledger claude: killed by Claude Code', () => {
         ],
       }),
     );
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(import.meta.dirname, '../../src/cli/bin.ts'), 'claude', '--config', join(dir, 'hooks.json'), '--db', db], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-    child.stdin.end(readFileSync(join(FIXTURES, '01-pretooluse-bash-rm.json'), 'utf8'));
+    const { child, output, exited } = startCli(['claude', '--config', join(dir, 'hooks.json'), '--db', db], { cwd: dir });
+    child.stdin!.end(readFileSync(join(FIXTURES, '01-pretooluse-bash-rm.json'), 'utf8'));
 
     let pgid = 0;
     try {
       for (let waited = 0; !existsSync(pidFile); waited += 50) {
-        if (waited > 15_000) throw new Error(`the hook never started; stderr: ${stderr}`);
+        if (waited > 15_000) throw new Error(`the hook never started; stderr: ${output.stderr}`);
         await sleep(50);
       }
       const [pid, group] = readFileSync(pidFile, 'utf8').trim().split(' ').map(Number);
@@ -270,8 +260,8 @@ describe('hookledger claude: killed by Claude Code', () => {
       const result = await exited;
       expect(Date.now() - sentAt).toBeLessThan(5000);
       expect(result).toEqual({ code: 143, signal: null });
-      expect(stdout).toBe('');
-      expect(stderr).toBe('hookledger: SIGTERM: exiting; killed 1 running hook process group(s)\n');
+      expect(output.stdout).toBe('');
+      expect(output.stderr).toBe('hookledger: SIGTERM: exiting; killed 1 running hook process group(s)\n');
       // SIGKILL is delivered at once, but the kernel may take a moment to reap.
       for (let waited = 0; groupAlive(pgid) && waited < 2000; waited += 20) await sleep(20);
       expect(groupAlive(pgid)).toBe(false);

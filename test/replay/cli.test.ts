@@ -1,16 +1,14 @@
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadHookSet } from '../../src/config/load.js';
 import { openLedger } from '../../src/ledger/open.js';
-import { runCli, tsxLoader } from '../cli-helpers.js';
+import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir, waitFor } from '../helpers.js';
 import { bashCall, readCall, record } from './fixtures.js';
 
 const index = join(import.meta.dirname, '../../src/index.js');
-const entry = join(import.meta.dirname, '../../src/cli/bin.ts');
 
 const hooks = (version: string, pattern: string, extra = '') => `import { defineHooks, deny } from '${index}';
 export default defineHooks({ name: 'ci', version: '${version}', hooks: [
@@ -105,22 +103,15 @@ describe('hookledger replay (CLI)', () => {
       join(dir, 'slow.ts'),
       hooks('3', 'rm ', `{ id: 'slow', point: 'pre_tool_use', run: () => new Promise((r) => setTimeout(r, 10)) },`),
     );
-    const child = spawn(process.execPath, ['--import', tsxLoader, entry, 'replay', '--config', join(dir, 'slow.ts'), '--db', db, '--concurrency', '1'], {
-      env: { ...process.env, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const { child, output, exited } = startCli(['replay', '--config', join(dir, 'slow.ts'), '--db', db, '--concurrency', '1']);
+    child.stdin!.end();
     const reader = new Database(db, { readonly: true });
     try {
       await waitFor(() => (reader.prepare(`SELECT count(*) FROM replay_runs WHERE status = 'running'`).pluck().get() as number) > 0, 15_000);
       await sleep(500);
       child.kill('SIGINT');
-      const code = await exited;
-      expect(stderr).toMatch(/replay interrupted; run 1 keeps the \d+ results so far \(incomplete\)/);
+      const { code } = await exited;
+      expect(output.stderr).toMatch(/replay interrupted; run 1 keeps the \d+ results so far \(incomplete\)/);
       expect(code).toBe(130);
       const run = reader.prepare('SELECT status, totals_json FROM replay_runs WHERE id = 1').get() as { status: string; totals_json: string };
       expect(run.status).toBe('incomplete');
@@ -129,7 +120,7 @@ describe('hookledger replay (CLI)', () => {
       expect(stored).toBeGreaterThan(0);
       expect(stored).toBeLessThan(400);
       expect(totals).toMatchObject({ selected: 400, replayed: stored, unchanged: stored });
-      expect(stdout).toContain('INCOMPLETE');
+      expect(output.stdout).toContain('INCOMPLETE');
       // Stored results are a prefix in invocation order.
       const ids = reader.prepare('SELECT invocation_id FROM replay_results WHERE run_id = 1 ORDER BY id').pluck().all();
       expect(ids).toEqual(Array.from({ length: stored }, (_, i) => i + 1));

@@ -1,5 +1,6 @@
 import type { Outcome, Report } from '../domain/outcomes.js';
 import { CLAUDE_TEXT_LIMIT } from '../runtimes/claude-wire.js';
+import { oneLine } from '../domain/text.js';
 
 /**
  * Report → the answer Claude Code expects for that event (reference/claude-code-hooks.md
@@ -284,10 +285,6 @@ function describeValue(value: unknown): string {
 function joinContext(parts: string[]): string | null {
   const present = parts.filter((p) => p.trim() !== '');
   return present.length > 0 ? cap(present.join('\n\n')) : null;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }
 
 /** Claude Code replaces longer strings with a file preview; keep the reason whole instead. */

@@ -5,6 +5,7 @@ import { ConfigError, describeThrown } from '../domain/errors.js';
 import { compileMatcher, resolveHookSet } from '../domain/hooks.js';
 import { CLAUDE_EVENT_POINTS, pointForClaudeEvent, TOOL_POINTS } from '../domain/points.js';
 import { formatIssues } from '../domain/results.js';
+import { oneLine } from '../domain/text.js';
 
 /**
  * Claude Code settings files (reference/claude-code-hooks.md section 1): read, merge the
@@ -406,8 +407,8 @@ function describeHandler(handler: ClaudeHandler): string {
       : handler.type === 'http'
         ? (handler.url ?? '')
         : String((handler as Record<string, unknown>).prompt ?? (handler as Record<string, unknown>).tool ?? '');
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > 80 ? `${oneLine.slice(0, 79)}…` : oneLine;
+  const line = oneLine(text);
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 /** A readable id from the script's file name (`.claude/hooks/block_rm.py` → `block-rm`), or the URL's path. */

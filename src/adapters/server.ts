@@ -12,6 +12,7 @@ import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
 import { claudeHttpBody, unknownEventHttpBody } from './claude-output.js';
+import { oneLine } from '../domain/text.js';
 
 /**
  * hookledger over HTTP: one long-lived process (no process start per tool call) serving
@@ -180,7 +181,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
       return JSON.parse(text) as unknown;
     } catch (error) {
       // V8 quotes the start of the text in its message, newlines and all: keep the error one line.
-      throw new HttpError(400, 'input_invalid', `body: not valid JSON (${describeThrown(error).replace(/\s+/g, ' ')})`);
+      throw new HttpError(400, 'input_invalid', `body: not valid JSON (${oneLine(describeThrown(error))})`);
     }
   }
 

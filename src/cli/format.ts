@@ -1,5 +1,6 @@
 /** Formatting shared by the text reports. */
 import { escapeControls } from './io.js';
+import { oneLine } from '../domain/text.js';
 
 /** µs → a short human duration: 850µs, 12.3ms, 4.20s. */
 export function formatDuration(us: number | null): string {
@@ -14,13 +15,8 @@ export function formatTime(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString().replace('.000Z', 'Z');
 }
 
-/**
- * Folds every run of whitespace (newlines, CR, U+2028...) into one space: a message from an
- * agent or a hook must not start a line of its own and forge a line of a report.
- */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ');
-}
+// A message from an agent or a hook must not start a line of its own and forge a line of a report.
+export { oneLine } from '../domain/text.js';
 
 /**
  * One line of at most `max` characters from any JSON value, its controls already made visible

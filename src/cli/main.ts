@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { describeThrown, HookledgerError, UsageError } from '../domain/errors.js';
 import type { Command } from './command.js';
 import type { CliIo } from './io.js';
+import { oneLine } from '../domain/text.js';
 
 const commandsDir = new URL('./commands/', import.meta.url);
 
@@ -96,7 +97,3 @@ export function runCli(): void {
   main(process.argv.slice(2), io).then(finish, (error: unknown) => finish(reportError(error, io)));
 }
 
-/** Messages quoting the input (a JSON parse error, a path with a newline) must still be one line. */
-function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n]+\s*/g, ' ').trim();
-}

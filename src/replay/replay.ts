@@ -19,6 +19,7 @@ import { ReplayStore, type ReplayResultRecord } from '../ledger/replay-store.js'
 import { inputRedactions } from '../ledger/stored-form.js';
 import { asDecision, classify, diffHooks, hookStateOf } from './diff.js';
 import { HookSetReplayer, rebuildInvocation, type Replayed } from './rerun.js';
+import { oneLine } from '../domain/text.js';
 
 /** Progress of a running replay, reported after every invocation. */
 export interface ReplayProgress {
@@ -253,7 +254,7 @@ async function replayOne(
       point: row.point,
       sessionId: row.session_id,
       toolName: row.tool_name,
-      input: oneLine(row.input_json),
+      input: inputLine(row.input_json),
       old: prev,
       new: stateOf(next),
       hookChanges,
@@ -296,7 +297,7 @@ function failedRecord(row: ReplaySourceRow, recorded: DecisionState, error: stri
     point: row.point,
     sessionId: row.session_id,
     toolName: row.tool_name,
-    input: oneLine(row.input_json),
+    input: inputLine(row.input_json),
     old: recorded,
     hookChanges: [] as HookChange[],
     error,
@@ -330,7 +331,7 @@ function serialiseDetail(detail: ReplayResultDetail): string {
 }
 
 /** The stored input on one line, cut to 160 characters: enough to recognise the call. */
-function oneLine(inputJson: string | null): string {
+function inputLine(inputJson: string | null): string {
   if (inputJson === null) return '-';
   let text = inputJson;
   try {
@@ -339,7 +340,7 @@ function oneLine(inputJson: string | null): string {
   } catch {
     // stored text that is not JSON is shown as it is
   }
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = oneLine(text);
   return flat.length > 160 ? `${flat.slice(0, 159)}…` : flat;
 }
 

@@ -3,6 +3,7 @@ import type { Invocation } from '../domain/invocation.js';
 import { POINT_CLAUDE_EVENTS, type Point } from '../domain/points.js';
 import type { HookResultInput } from '../domain/results.js';
 import { HookExecutionFailure, type RuntimeContext } from './types.js';
+import { oneLine } from '../domain/text.js';
 
 /**
  * The Claude Code hook wire protocol, both directions, as hookledger's command and http
@@ -288,7 +289,7 @@ function withExcerpt(head: string, stderr: string): string {
 
 /** The start of a hook's stderr on one line, for failure details. */
 export function stderrExcerpt(stderr: string, limit = STDERR_EXCERPT_LIMIT): string {
-  return stderr.replace(/\s+/g, ' ').trim().slice(0, limit);
+  return oneLine(stderr).slice(0, limit);
 }
 
 function joinContext(...parts: Array<string | null | undefined>): string | undefined {

@@ -41,7 +41,7 @@ describe('hookledger replay (CLI)', () => {
     expect(changed.code).toBe(1);
     expect(changed.stdout).toMatch(/newly denied\s+1/);
     expect(changed.stdout).toContain('#3  session s-1  Bash  {"command":"rm x"}');
-    expect(changed.stdout).toContain('now  deny by no-rm [safety_violation]: no rm ');
+    expect(changed.stdout).toContain('now  deny by no-rm [safety_violation]: no rm\n');
     for (const line of changed.stdout.split('\n')) expect(line.length).toBeLessThanOrEqual(80);
 
     const withoutFlag = await runCli(['replay', '--config', join(dir, 'new.ts'), '--db', db, '--json']);

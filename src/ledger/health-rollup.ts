@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { Ledger } from './open.js';
 import { prepared } from './statements.js';
+import type { StoredRow } from './rows.js';
+import type { healthRollups } from './schema.js';
 
 /**
  * Hourly hook-health rollups (`health_rollups`), built lazily by `hookHealth` and never on the
@@ -204,24 +206,7 @@ export function aggregateLive(ledger: Ledger, from: number, to: number): Map<num
   return hours;
 }
 
-interface RollupRow {
-  hour: number;
-  hook_id: string;
-  runs: number;
-  allows: number;
-  denials: number;
-  asks: number;
-  modifies: number;
-  decisive: number;
-  failures: number;
-  timeouts: number;
-  observe_only_violations: number;
-  skips: number;
-  interrupted: number;
-  timed: number;
-  max_us: number | null;
-  histogram: Buffer;
-}
+type RollupRow = StoredRow<typeof healthRollups>;
 
 /** Whether this ledger has the rollup tables (a read-only open of an older ledger does not). */
 export function hasRollups(ledger: Ledger): boolean {

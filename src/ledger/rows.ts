@@ -4,17 +4,19 @@ import type { Decision, ReasonCode, ReturnedDecision } from '../domain/results.j
 import { fromJsonText } from './json-text.js';
 import type { invocations, outcomes } from './schema.js';
 
-/** A stored outcome row as better-sqlite3 returns it (snake_case columns, drizzle's column types). */
-export type OutcomeRow = {
-  [K in keyof typeof outcomes.$inferSelect as SnakeCase<K & string>]: (typeof outcomes.$inferSelect)[K] extends boolean
-    ? number
-    : (typeof outcomes.$inferSelect)[K];
+/**
+ * A row of a drizzle table as better-sqlite3 returns it from `SELECT *`: snake_case columns,
+ * drizzle's column types, booleans as the integers SQLite stores.
+ */
+export type StoredRow<T extends { $inferSelect: object }> = {
+  [K in keyof T['$inferSelect'] as SnakeCase<K & string>]: T['$inferSelect'][K] extends boolean ? number : T['$inferSelect'][K];
 };
 
-/** A stored invocation row as better-sqlite3 returns it. */
-export type InvocationRow = {
-  [K in keyof typeof invocations.$inferSelect as SnakeCase<K & string>]: (typeof invocations.$inferSelect)[K];
-};
+/** A stored outcome row. */
+export type OutcomeRow = StoredRow<typeof outcomes>;
+
+/** A stored invocation row. */
+export type InvocationRow = StoredRow<typeof invocations>;
 
 type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`

@@ -5,11 +5,10 @@
  * value), in alternating blocks so machine noise hits every configuration alike:
  *
  *   baseline          the same rows written with hand-written prepared statements, no runner
- *   plain             the runner's path with chaining and redaction off
+ *   plain             the public runner (createRunner) with chaining and redaction off
  *   chain             + a chain link in the commit transaction
  *   redact            + redaction with the built-in rules (no chain)
- *   chain+redact      both: what ships (the LedgerWriter defaults)
- *   createRunner      the public runner, for reference (same as chain+redact)
+ *   chain+redact      both: what ships (the defaults)
  *
  * Measures dist/ (what ships; `npm run bench:integrity` builds first).
  *
@@ -25,10 +24,7 @@ import { allow } from '../dist/domain/results.js';
 import { openLedger, type Ledger } from '../dist/ledger/open.js';
 import { pruneLedger } from '../dist/ledger/prune.js';
 import { verifyLedger } from '../dist/ledger/verify.js';
-import { LedgerWriter } from '../dist/ledger/write.js';
-import { runForegroundPass } from '../dist/runner/foreground.js';
 import { createRunner, parseInvocation } from '../dist/runner/runner.js';
-import { HookIndex } from '../dist/runner/select.js';
 import { flag, printTable, stats } from './bench-support.js';
 
 const N = Number(flag('n', '3000'));
@@ -100,37 +96,9 @@ function baseline(ledger: Ledger): Step {
   };
 }
 
-/** The runner's path (runner.ts) over a LedgerWriter configured as asked. */
+/** The public runner, with chaining and the built-in redaction rules on or off as asked. */
 function runnerPath(ledger: Ledger, chain: boolean, redactDefaults: boolean): Step {
-  const set = hookSet(redactDefaults);
-  const writer = new LedgerWriter(ledger, { chain });
-  const index = new HookIndex(set);
-  const hookSetId = writer.hookSetId(set);
-  return async (i) => {
-    const inv = invocation(i);
-    const startedAt = Date.now();
-    const t0 = process.hrtime.bigint();
-    const selection = index.select(inv);
-    const id = writer.begin(hookSetId, inv, startedAt);
-    const pass = await runForegroundPass(selection.foreground, inv, set.strategy, { replay: false, invocationId: id });
-    writer.finish(
-      id,
-      {
-        decision: pass.decision,
-        decisiveHookId: pass.decisiveHookId,
-        reasonCode: pass.reasonCode,
-        message: pass.message,
-        modifiedInput: pass.modifiedInput,
-        additionalContext: pass.additionalContext,
-        durationUs: Number((process.hrtime.bigint() - t0) / 1000n),
-      },
-      pass.outcomes,
-    );
-  };
-}
-
-function publicRunner(ledger: Ledger): Step {
-  const runner = createRunner({ hookSet: hookSet(true), ledger });
+  const runner = createRunner({ hookSet: hookSet(redactDefaults), ledger, writer: { chain } });
   return async (i) => void (await runner.run(invocation(i)));
 }
 
@@ -144,7 +112,6 @@ add('plain', (l) => runnerPath(l, false, false));
 add('chain', (l) => runnerPath(l, true, false));
 add('redact', (l) => runnerPath(l, false, true));
 add('chain+redact', (l) => runnerPath(l, true, true));
-add('createRunner', publicRunner);
 
 // Warm up every path (JIT, page cache), then alternate blocks.
 for (const c of configs) for (let i = 0; i < 200; i++) await c.step(i);

@@ -4,7 +4,7 @@ import { frozenInvocation, invocationSchema, normaliseInvocation, type Invocatio
 import type { Outcome, Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
 import type { Ledger } from '../ledger/open.js';
-import { LedgerWriter } from '../ledger/write.js';
+import { LedgerWriter, type LedgerWriterOptions } from '../ledger/write.js';
 import { BackgroundDispatcher } from './background.js';
 import { runForegroundPass } from './foreground.js';
 import { blankOutcome } from './outcome.js';
@@ -15,6 +15,11 @@ export interface RunnerOptions {
   ledger: Ledger;
   /** Called when recording a background hook's outcome fails (the caller already has its decision). */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * Write-path options; only the integrity benchmark sets them (chaining off, to measure it).
+   * @internal
+   */
+  writer?: LedgerWriterOptions;
 }
 
 /** Runs invocations against one hook set and records everything in the ledger. */
@@ -45,7 +50,7 @@ export function parseInvocation(input: unknown, where = 'invocation'): Invocatio
 /** Creates a runner for a hook set over an open ledger. */
 export function createRunner(options: RunnerOptions): Runner {
   const { hookSet, ledger } = options;
-  const writer = new LedgerWriter(ledger);
+  const writer = new LedgerWriter(ledger, options.writer);
   const index = new HookIndex(hookSet);
   const hookSetId = writer.hookSetId(hookSet);
   const background = new BackgroundDispatcher(hookSet.backgroundConcurrency);

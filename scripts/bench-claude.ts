@@ -46,7 +46,15 @@ function tsFiles(dir: string): string[] {
 
 async function prepare(): Promise<void> {
   // The compiled layout `npm run build` produces (dist/ beside migrations/), via esbuild.
-  await build({ entryPoints: tsFiles(join(root, 'src')), outdir: join(work, 'dist'), outbase: join(root, 'src'), platform: 'node', format: 'esm', target: 'node20', logLevel: 'error' });
+  await build({
+    entryPoints: tsFiles(join(root, 'src')),
+    outdir: join(work, 'dist'),
+    outbase: join(root, 'src'),
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'error',
+  });
   await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.mjs'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
@@ -62,8 +70,14 @@ async function prepare(): Promise<void> {
     { id: 'audit', point: 'pre_tool_use', priority: 0, run: HOOKS[2] },
   ]`;
   // Observers run first here so all three hooks run before the deny ends the pass.
-  writeFileSync(join(work, 'hooks.js'), `const HOOKS = [${hookBody}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${hooks} };\n`);
-  writeFileSync(join(work, 'hooks.ts'), `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${hookBody.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${hooks} };\n`);
+  writeFileSync(
+    join(work, 'hooks.js'),
+    `const HOOKS = [${hookBody}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${hooks} };\n`,
+  );
+  writeFileSync(
+    join(work, 'hooks.ts'),
+    `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${hookBody.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${hooks} };\n`,
+  );
   // (c): each hook as its own Claude Code command hook (Node, reading stdin).
   for (const [i, logic] of ['p.tool_input?.command?.includes("rm -rf") ? 2 : 0', '0', '0'].entries()) {
     writeFileSync(
@@ -151,10 +165,26 @@ async function checked(cmd: string, args: string[]): Promise<number> {
 }
 
 async function serveRows(): Promise<Row[]> {
-  const child = spawn(process.execPath, [join(work, 'dist/cli/bin.js'), 'serve', '--config', 'hooks.js', '--db', join(work, 'serve.db'), '--port', '0', '--json', '--token', TOKEN], {
-    cwd: work,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(work, 'dist/cli/bin.js'),
+      'serve',
+      '--config',
+      'hooks.js',
+      '--db',
+      join(work, 'serve.db'),
+      '--port',
+      '0',
+      '--json',
+      '--token',
+      TOKEN,
+    ],
+    {
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   const { port } = await new Promise<{ port: number }>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -169,12 +199,20 @@ async function serveRows(): Promise<Row[]> {
     new Promise<number>((resolve, reject) => {
       const t0 = process.hrtime.bigint();
       const req = request(
-        { host: '127.0.0.1', port, path: '/claude', method: 'POST', agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': body.length } },
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/claude',
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': body.length },
+        },
         (res) => {
           let text = '';
           res.on('data', (c: Buffer) => (text += c.toString()));
           res.on('end', () => {
-            if (res.statusCode !== 200 || !text.includes('"deny"')) reject(new Error(`serve answered ${res.statusCode}: ${text.slice(0, 200)}`));
+            if (res.statusCode !== 200 || !text.includes('"deny"'))
+              reject(new Error(`serve answered ${res.statusCode}: ${text.slice(0, 200)}`));
             else resolve(Number(process.hrtime.bigint() - t0) / 1e6);
           });
         },
@@ -194,7 +232,11 @@ async function serveRows(): Promise<Row[]> {
         }),
       );
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      rows.push({ label: `serve POST /claude, ${clients} client${clients > 1 ? 's' : ''}`, samples, note: `${Math.round(samples.length / seconds)} inv/s` });
+      rows.push({
+        label: `serve POST /claude, ${clients} client${clients > 1 ? 's' : ''}`,
+        samples,
+        note: `${Math.round(samples.length / seconds)} inv/s`,
+      });
     }
   } finally {
     agent.destroy();
@@ -222,7 +264,12 @@ function render(rows: Row[], baseline: number): string {
 await prepare();
 const perEvent = await perEventRows();
 const served = await serveRows();
-const baseline = percentile([...perEvent[0]!.samples].sort((a, b) => a - b), 50);
+const baseline = percentile(
+  [...perEvent[0]!.samples].sort((a, b) => a - b),
+  50,
+);
 const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
-process.stdout.write(`hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${load}, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n\n`);
+process.stdout.write(
+  `hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${load}, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n\n`,
+);
 process.stdout.write(`${render([...perEvent, ...served], baseline)}\n`);

@@ -32,12 +32,24 @@ const SYNC = flag('sync', 'normal') as 'normal' | 'full';
 const BLOCK = 250;
 const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-integrity-'));
 
-const hooks = [1, 2, 3, 4, 5].map((i) => ({ id: `allow-${i}`, point: 'pre_tool_use' as const, priority: i * 10, capability: 'guardrail' as const, run: () => allow() }));
-const hookSet = (redactDefaults: boolean): HookSet => defineHooks({ name: 'bench', version: '1', hooks, ...(redactDefaults ? {} : { redact: { defaults: false } }) });
+const hooks = [1, 2, 3, 4, 5].map((i) => ({
+  id: `allow-${i}`,
+  point: 'pre_tool_use' as const,
+  priority: i * 10,
+  capability: 'guardrail' as const,
+  run: () => allow(),
+}));
+const hookSet = (redactDefaults: boolean): HookSet =>
+  defineHooks({ name: 'bench', version: '1', hooks, ...(redactDefaults ? {} : { redact: { defaults: false } }) });
 
 /** A Claude Code PreToolUse event as the adapter builds it: tool input plus the raw payload. */
 function invocation(i: number): Invocation {
-  const toolInput = { command: `npm test -- --shard ${i % 8}/8`, description: 'Run the test shard', timeout: 120000, run_in_background: false };
+  const toolInput = {
+    command: `npm test -- --shard ${i % 8}/8`,
+    description: 'Run the test shard',
+    timeout: 120000,
+    run_in_background: false,
+  };
   return parseInvocation({
     point: 'pre_tool_use',
     eventName: 'PreToolUse',
@@ -69,7 +81,9 @@ function open(name: string): Ledger {
 /** The same rows, by hand: an insert before the hooks, one transaction after. */
 function baseline(ledger: Ledger): Step {
   const s = ledger.sqlite;
-  s.prepare(`INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`).run();
+  s.prepare(
+    `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`,
+  ).run();
   const host = hostname();
   const insertInvocation = s.prepare(
     `INSERT INTO invocations (hook_set_id, point, event_name, session_id, turn, tool_name, tool_use_id, agent, cwd, input_json, invocation_json, raw_json, status, started_at, pid, host)
@@ -90,7 +104,17 @@ function baseline(ledger: Ledger): Step {
     const inv = invocation(i);
     const { raw, ...canonical } = inv;
     const id = Number(
-      insertInvocation.run(inv.sessionId, inv.toolUseId, inv.cwd, JSON.stringify(inv.toolInput), JSON.stringify(canonical), JSON.stringify(raw), Date.now(), process.pid, host).lastInsertRowid,
+      insertInvocation.run(
+        inv.sessionId,
+        inv.toolUseId,
+        inv.cwd,
+        JSON.stringify(inv.toolInput),
+        JSON.stringify(canonical),
+        JSON.stringify(raw),
+        Date.now(),
+        process.pid,
+        host,
+      ).lastInsertRowid,
     );
     finish.immediate(id);
   };
@@ -127,12 +151,21 @@ for (let done = 0; done < N; done += BLOCK) {
 
 const base = stats(configs[0]!.samples);
 const plain = stats(configs[1]!.samples);
-console.log(`\nwrite path, ${N} sequential invocations per configuration, 5 allowing in-process hooks, synchronous=${SYNC.toUpperCase()}\n`);
+console.log(
+  `\nwrite path, ${N} sequential invocations per configuration, 5 allowing in-process hooks, synchronous=${SYNC.toUpperCase()}\n`,
+);
 printTable(
   ['configuration', 'p50 µs', 'p99 µs', 'p50 vs baseline', 'p50 vs plain', '+p50 µs vs plain'],
   configs.map((c) => {
     const s = stats(c.samples);
-    return [c.name, s.p50.toFixed(1), s.p99.toFixed(1), `${(s.p50 / base.p50).toFixed(2)}x`, `${(s.p50 / plain.p50).toFixed(2)}x`, (s.p50 - plain.p50).toFixed(1)];
+    return [
+      c.name,
+      s.p50.toFixed(1),
+      s.p99.toFixed(1),
+      `${(s.p50 / base.p50).toFixed(2)}x`,
+      `${(s.p50 / plain.p50).toFixed(2)}x`,
+      (s.p50 - plain.p50).toFixed(1),
+    ];
   }),
 );
 
@@ -149,7 +182,9 @@ const verifyMs = stats(verifyRuns).p50;
 const invocations = shipping.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
 const pruned = await pruneLedger(shipping, { before: Date.now(), batchSize: 500, pauseMs: 0 });
 const afterPrune = verifyLedger(shipping);
-console.log(`\nverify: ${links} links (each an invocation with 5 outcomes) in ${verifyMs.toFixed(0)} ms = ${Math.round(links / (verifyMs / 1000))} links/s`);
+console.log(
+  `\nverify: ${links} links (each an invocation with 5 outcomes) in ${verifyMs.toFixed(0)} ms = ${Math.round(links / (verifyMs / 1000))} links/s`,
+);
 console.log(
   `prune: ${pruned.invocations} of ${invocations} invocations (${pruned.outcomes} outcomes) in ${pruned.durationMs} ms, ${pruned.batches} batches of 500, longest write lock ${pruned.longestBatchMs} ms; verify afterwards: ${afterPrune.ok ? 'ok' : 'FAILED'}`,
 );

@@ -39,14 +39,38 @@ const pathOf = (inv: { toolInput: unknown }) => String((inv.toolInput as { file_
 
 function hooks(tight: boolean): HookDefinition[] {
   return [
-    { id: 'no-rm-rf', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10,
-      run: (inv) => ((tight ? /\brm\s/ : /rm -rf/).test(commandOf(inv)) ? deny('no rm', 'safety_violation') : undefined) },
-    { id: 'no-env', point: 'pre_tool_use', match: 'Read|Write|Edit', capability: 'guardrail', priority: 20,
-      run: (inv) => (pathOf(inv).includes('.env') ? deny('secrets stay secret') : undefined) },
-    { id: 'confirm-push', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 30,
-      run: (inv) => (commandOf(inv).includes('push --force') ? ask('force push?') : undefined) },
-    { id: 'stay-in-project', point: 'pre_tool_use', match: 'Write|Edit', capability: 'guardrail', priority: 40,
-      run: (inv) => (pathOf(inv).startsWith('/app/') ? undefined : deny('outside the project')) },
+    {
+      id: 'no-rm-rf',
+      point: 'pre_tool_use',
+      match: 'Bash',
+      capability: 'guardrail',
+      priority: 10,
+      run: (inv) => ((tight ? /\brm\s/ : /rm -rf/).test(commandOf(inv)) ? deny('no rm', 'safety_violation') : undefined),
+    },
+    {
+      id: 'no-env',
+      point: 'pre_tool_use',
+      match: 'Read|Write|Edit',
+      capability: 'guardrail',
+      priority: 20,
+      run: (inv) => (pathOf(inv).includes('.env') ? deny('secrets stay secret') : undefined),
+    },
+    {
+      id: 'confirm-push',
+      point: 'pre_tool_use',
+      match: 'Bash',
+      capability: 'guardrail',
+      priority: 30,
+      run: (inv) => (commandOf(inv).includes('push --force') ? ask('force push?') : undefined),
+    },
+    {
+      id: 'stay-in-project',
+      point: 'pre_tool_use',
+      match: 'Write|Edit',
+      capability: 'guardrail',
+      priority: 40,
+      run: (inv) => (pathOf(inv).startsWith('/app/') ? undefined : deny('outside the project')),
+    },
     { id: 'audit', point: ['pre_tool_use', 'user_prompt_submit'], run: () => undefined },
   ];
 }
@@ -54,13 +78,56 @@ function hooks(tight: boolean): HookDefinition[] {
 function invocation(i: number): InvocationInput {
   const session = `s-${Math.floor(i / 200)}`;
   switch (i % 7) {
-    case 0: return { point: 'pre_tool_use', sessionId: session, toolName: 'Bash', toolUseId: `t${i}`, toolInput: { command: `npm test -- --shard ${i % 5}` } };
-    case 1: return { point: 'pre_tool_use', sessionId: session, toolName: 'Read', toolUseId: `t${i}`, toolInput: { file_path: i % 50 === 1 ? '/app/.env' : `/app/src/m${i % 300}.ts` } };
-    case 2: return { point: 'pre_tool_use', sessionId: session, toolName: 'Bash', toolUseId: `t${i}`, toolInput: { command: i % 70 === 2 ? 'rm -rf build' : `rm build/tmp-${i}.log` } };
-    case 3: return { point: 'pre_tool_use', sessionId: session, toolName: 'Write', toolUseId: `t${i}`, toolInput: { file_path: `/app/src/m${i % 300}.ts`, content: 'export const x = 1;\n'.repeat(5) } };
-    case 4: return { point: 'pre_tool_use', sessionId: session, toolName: 'Bash', toolUseId: `t${i}`, toolInput: { command: i % 140 === 4 ? 'git push --force' : 'git status' } };
-    case 5: return { point: 'user_prompt_submit', sessionId: session, prompt: `please fix test ${i % 40}` };
-    default: return { point: 'pre_tool_use', sessionId: session, toolName: 'Grep', toolUseId: `t${i}`, toolInput: { pattern: 'TODO', path: '/app/src' } };
+    case 0:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Bash',
+        toolUseId: `t${i}`,
+        toolInput: { command: `npm test -- --shard ${i % 5}` },
+      };
+    case 1:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Read',
+        toolUseId: `t${i}`,
+        toolInput: { file_path: i % 50 === 1 ? '/app/.env' : `/app/src/m${i % 300}.ts` },
+      };
+    case 2:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Bash',
+        toolUseId: `t${i}`,
+        toolInput: { command: i % 70 === 2 ? 'rm -rf build' : `rm build/tmp-${i}.log` },
+      };
+    case 3:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Write',
+        toolUseId: `t${i}`,
+        toolInput: { file_path: `/app/src/m${i % 300}.ts`, content: 'export const x = 1;\n'.repeat(5) },
+      };
+    case 4:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Bash',
+        toolUseId: `t${i}`,
+        toolInput: { command: i % 140 === 4 ? 'git push --force' : 'git status' },
+      };
+    case 5:
+      return { point: 'user_prompt_submit', sessionId: session, prompt: `please fix test ${i % 40}` };
+    default:
+      return {
+        point: 'pre_tool_use',
+        sessionId: session,
+        toolName: 'Grep',
+        toolUseId: `t${i}`,
+        toolInput: { pattern: 'TODO', path: '/app/src' },
+      };
   }
 }
 
@@ -100,8 +167,12 @@ function sampler() {
       peakHeap = Math.max(peakHeap, m.heapUsed);
       peakRss = Math.max(peakRss, m.rss);
     },
-    get heapMb() { return peakHeap / 1048576; },
-    get rssMb() { return peakRss / 1048576; },
+    get heapMb() {
+      return peakHeap / 1048576;
+    },
+    get rssMb() {
+      return peakRss / 1048576;
+    },
   };
 }
 
@@ -173,10 +244,23 @@ async function measureStreaming(ledger: Ledger): Promise<Measure> {
     }
     rates.push((n * 1000) / (performance.now() - t0));
   }
-  return { label: 'baseline: stream + rebuild only', n, rates, perThousand, peakHeapMb: memory.heapMb, peakRssMb: memory.rssMb, retainedMb: [NaN, NaN], changed: 0 };
+  return {
+    label: 'baseline: stream + rebuild only',
+    n,
+    rates,
+    perThousand,
+    peakHeapMb: memory.heapMb,
+    peakRssMb: memory.rssMb,
+    retainedMb: [NaN, NaN],
+    changed: 0,
+  };
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 async function main(): Promise<void> {
   // --db PATH keeps the recorded ledger there and reuses it on the next run (same --n).
@@ -192,7 +276,11 @@ async function main(): Promise<void> {
     } else {
       console.log(`reusing ${existing.toLocaleString('en')} recorded invocations in ${keep}`);
     }
-    console.log(`${ROUNDS} round(s) per scenario; node ${process.version}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+    console.log(
+      `${ROUNDS} round(s) per scenario; node ${process.version}; load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
+    );
     const results: Measure[] = [];
     results.push(await measureStreaming(ledger));
     results.push(await measureReplay(ledger, 'replay, same set, concurrency 1', false, 1));
@@ -201,7 +289,18 @@ async function main(): Promise<void> {
     results.push(await measureReplay(ledger, 'replay, tightened, last 10% (memory)', true, 4, Math.max(1000, Math.floor(N / 10))));
     const base = median(results[0]!.rates);
     printTable(
-      ['scenario', 'invocations', 'changed', 'median inv/s', 'vs baseline', 'p50 ms/1k', 'p99 ms/1k', 'peak heap MB', 'peak RSS MB', 'retained MB 10%→100%'],
+      [
+        'scenario',
+        'invocations',
+        'changed',
+        'median inv/s',
+        'vs baseline',
+        'p50 ms/1k',
+        'p99 ms/1k',
+        'peak heap MB',
+        'peak RSS MB',
+        'retained MB 10%→100%',
+      ],
       results.map((m) => {
         const sorted = [...m.perThousand].sort((a, b) => a - b);
         return [

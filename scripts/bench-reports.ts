@@ -90,7 +90,8 @@ async function exportChild(db: string, format: ExportFormat | 'jsonl-records'): 
   });
   const t0 = process.hrtime.bigint();
   const filter: InvocationFilter = values['export-until'] ? { until: Number(values['export-until']) } : {};
-  const rows = format === 'jsonl-records' ? await writeExportRecords(ledger, filter, sink) : await writeExport(ledger, filter, sink, { format });
+  const rows =
+    format === 'jsonl-records' ? await writeExportRecords(ledger, filter, sink) : await writeExport(ledger, filter, sink, { format });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   peak = Math.max(peak, process.memoryUsage().rss);
   process.stdout.write(JSON.stringify({ rows, seconds, bytes, startRss, peakRss: peak, maxRss: process.resourceUsage().maxRSS * 1024 }));
@@ -135,17 +136,39 @@ async function main(): Promise<void> {
   console.log(`ledger ${db}: ${invocations.toLocaleString('en')} invocations, ${outcomeCount.toLocaleString('en')} outcomes`);
   console.log(`size ${(bytes / 1e6).toFixed(1)} MB, ${Math.round(bytes / invocations)} bytes per invocation\n`);
 
-  const baseline = time(runs * 5, (i) => 1 + (rnd(i) % maxId), (id) => s.prepare('SELECT * FROM invocations WHERE id = ?').get(id));
+  const baseline = time(
+    runs * 5,
+    (i) => 1 + (rnd(i) % maxId),
+    (id) => s.prepare('SELECT * FROM invocations WHERE id = ?').get(id),
+  );
   const w = 44;
   console.log(`${pad('query', w)}  ${pad('p50 ms', 9, true)}  ${pad('p99 ms', 9, true)}  ${pad('x base', 7, true)}  target p50`);
   const rows = {
     push([label, t, target]: [string, { p50: number; p99: number }, string]) {
-      console.log(`${pad(label, w)}  ${pad(t.p50.toFixed(2), 9, true)}  ${pad(t.p99.toFixed(2), 9, true)}  ${pad((t.p50 / baseline.p50).toFixed(0), 7, true)}  ${target}`);
+      console.log(
+        `${pad(label, w)}  ${pad(t.p50.toFixed(2), 9, true)}  ${pad(t.p99.toFixed(2), 9, true)}  ${pad((t.p50 / baseline.p50).toFixed(0), 7, true)}  ${target}`,
+      );
     },
   };
   rows.push(['baseline: one row by primary key', baseline, '-']);
-  rows.push(['explain by id', time(runs, (i) => 1 + (rnd(i) % maxId), (id) => explain(ledger, id)), '2 ms']);
-  rows.push(['explain by tool_use_id', time(runs, (i) => toolUses[i % toolUses.length]!, (t) => explain(ledger, t)), '2 ms']);
+  rows.push([
+    'explain by id',
+    time(
+      runs,
+      (i) => 1 + (rnd(i) % maxId),
+      (id) => explain(ledger, id),
+    ),
+    '2 ms',
+  ]);
+  rows.push([
+    'explain by tool_use_id',
+    time(
+      runs,
+      (i) => toolUses[i % toolUses.length]!,
+      (t) => explain(ledger, t),
+    ),
+    '2 ms',
+  ]);
   const page = (filter: InvocationFilter) => listDenials(ledger, filter, { limit: 50 });
   const denialCases: [string, (i: number) => InvocationFilter][] = [
     ['denials, first page, no filter', () => ({})],
@@ -162,15 +185,50 @@ async function main(): Promise<void> {
     ['  --since 7d', () => ({ since: newest - 7 * DAY })],
     ['  --until 60d ago', () => ({ until: newest - 60 * DAY })],
     ['  --since 45d --until 44d', () => ({ since: newest - 45 * DAY, until: newest - 44 * DAY })],
-    ['  --tool Bash --reason-code safety --since 30d', () => ({ toolName: 'Bash', reasonCode: 'safety_violation', since: newest - 30 * DAY })],
+    [
+      '  --tool Bash --reason-code safety --since 30d',
+      () => ({ toolName: 'Bash', reasonCode: 'safety_violation', since: newest - 30 * DAY }),
+    ],
   ];
   for (const [label, filter] of denialCases) rows.push([label, time(runs, filter, page), '20 ms']);
   const firstPage = listDenials(ledger, {}, { limit: 50 });
-  rows.push(['denials, second page (cursor)', time(runs, () => firstPage.nextCursor, (cursor) => listDenials(ledger, {}, { limit: 50, cursor })), '20 ms']);
-  rows.push(['session timeline (whole session)', time(runs, (i) => sessions[i % sessions.length]!, (id) => sessionTimeline(ledger, id, { limit: 1000 })), '20 ms']);
-  rows.push(['sessions list, first page of 50', time(Math.max(10, runs / 10), () => ({}), (f) => listSessions(ledger, f, { limit: 50 })), '-']);
+  rows.push([
+    'denials, second page (cursor)',
+    time(
+      runs,
+      () => firstPage.nextCursor,
+      (cursor) => listDenials(ledger, {}, { limit: 50, cursor }),
+    ),
+    '20 ms',
+  ]);
+  rows.push([
+    'session timeline (whole session)',
+    time(
+      runs,
+      (i) => sessions[i % sessions.length]!,
+      (id) => sessionTimeline(ledger, id, { limit: 1000 }),
+    ),
+    '20 ms',
+  ]);
+  rows.push([
+    'sessions list, first page of 50',
+    time(
+      Math.max(10, runs / 10),
+      () => ({}),
+      (f) => listSessions(ledger, f, { limit: 50 }),
+    ),
+    '-',
+  ]);
   for (const by of DENIAL_GROUPS) {
-    rows.push([`denials --group-by ${by} (whole ledger)`, time(Math.max(5, runs / 20), () => by, (b) => groupDenials(ledger, {}, b)), '1 s']);
+    rows.push([
+      `denials --group-by ${by} (whole ledger)`,
+      time(
+        Math.max(5, runs / 20),
+        () => by,
+        (b) => groupDenials(ledger, {}, b),
+      ),
+      '1 s',
+    ]);
   }
   const health30 = () => hookHealth(ledger, { since: newest - 30 * DAY, until: newest + 1 });
   const health90 = () => hookHealth(ledger, { since: 0, until: newest + 1 });
@@ -186,12 +244,23 @@ async function main(): Promise<void> {
     const days = values['export-days'];
     const until = days ? ['--export-until', String(oldest + Number(days) * DAY)] : [];
     for (const format of ['jsonl', 'jsonl-records', 'csv'] as const) {
-      const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--export-child', db, '--format', format, ...until], {
-        encoding: 'utf8',
-        maxBuffer: 1024 * 1024,
-      });
+      const child = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', fileURLToPath(import.meta.url), '--export-child', db, '--format', format, ...until],
+        {
+          encoding: 'utf8',
+          maxBuffer: 1024 * 1024,
+        },
+      );
       if (child.status !== 0) throw new Error(`export child failed: ${child.stderr}`);
-      const r = JSON.parse(child.stdout) as { rows: number; seconds: number; bytes: number; startRss: number; peakRss: number; maxRss: number };
+      const r = JSON.parse(child.stdout) as {
+        rows: number;
+        seconds: number;
+        bytes: number;
+        startRss: number;
+        peakRss: number;
+        maxRss: number;
+      };
       console.log(
         `\nexport ${format === 'jsonl-records' ? 'jsonl, parse + stringify (before)' : format}: ${r.rows.toLocaleString('en')} invocations in ${r.seconds.toFixed(1)}s = ${Math.round(r.rows / r.seconds).toLocaleString('en')} rows/s, ` +
           `${(r.bytes / 1e6).toFixed(0)} MB written; RSS ${(r.startRss / 1e6).toFixed(0)} MB at start, peak ${(r.maxRss / 1e6).toFixed(0)} MB`,

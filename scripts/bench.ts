@@ -25,9 +25,21 @@ const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-'));
 const hookSet = defineHooks({
   name: 'bench',
   version: '1',
-  hooks: [1, 2, 3, 4, 5].map((i) => ({ id: `allow-${i}`, point: 'pre_tool_use', priority: i * 10, capability: 'guardrail' as const, run: () => allow() })),
+  hooks: [1, 2, 3, 4, 5].map((i) => ({
+    id: `allow-${i}`,
+    point: 'pre_tool_use',
+    priority: i * 10,
+    capability: 'guardrail' as const,
+    run: () => allow(),
+  })),
 });
-const invocation = (i: number) => ({ point: 'pre_tool_use' as const, sessionId: 'bench', toolName: 'Bash', toolUseId: `toolu_${i}`, toolInput: { command: `echo ${i}` } });
+const invocation = (i: number) => ({
+  point: 'pre_tool_use' as const,
+  sessionId: 'bench',
+  toolName: 'Bash',
+  toolUseId: `toolu_${i}`,
+  toolInput: { command: `echo ${i}` },
+});
 
 function open(name: string): Ledger {
   return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
@@ -40,7 +52,9 @@ function open(name: string): Ledger {
  */
 function baseline(ledger: Ledger, chain: boolean) {
   const s = ledger.sqlite;
-  s.prepare(`INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`).run();
+  s.prepare(
+    `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`,
+  ).run();
   const host = hostname();
   const insertInvocation = s.prepare(
     `INSERT INTO invocations (hook_set_id, point, event_name, session_id, turn, tool_name, tool_use_id, agent, cwd, input_json, invocation_json, raw_json, status, started_at, pid, host)
@@ -68,7 +82,9 @@ function baseline(ledger: Ledger, chain: boolean) {
     }
     if (chain) {
       const [seq, prev] = (head.get() as [number, string] | undefined) ?? [0, '0'.repeat(64)];
-      const hash = createHash('sha256').update(`${prev}|${JSON.stringify(values)}`).digest('hex');
+      const hash = createHash('sha256')
+        .update(`${prev}|${JSON.stringify(values)}`)
+        .digest('hex');
       // The runner's `rows` column: each row's label and an 8-digit check.
       insertLink.run(seq + 1, 'invocation', id, prev, hash, at, labels.map((l) => `${l}:00000000`).join(' '));
     }
@@ -78,10 +94,23 @@ function baseline(ledger: Ledger, chain: boolean) {
     const input = JSON.stringify(inv.toolInput);
     // The canonical invocation text the runner stores (every field, nulls included), not the input object.
     const invocationJson = JSON.stringify({
-      point: inv.point, eventName: null, sessionId: inv.sessionId, turn: null, toolName: inv.toolName, toolUseId: inv.toolUseId,
-      toolInput: inv.toolInput, toolResponse: null, prompt: null, error: null, agent: null, cwd: null, meta: {},
+      point: inv.point,
+      eventName: null,
+      sessionId: inv.sessionId,
+      turn: null,
+      toolName: inv.toolName,
+      toolUseId: inv.toolUseId,
+      toolInput: inv.toolInput,
+      toolResponse: null,
+      prompt: null,
+      error: null,
+      agent: null,
+      cwd: null,
+      meta: {},
     });
-    const id = Number(insertInvocation.run(inv.sessionId, inv.toolUseId, input, invocationJson, Date.now(), process.pid, host).lastInsertRowid);
+    const id = Number(
+      insertInvocation.run(inv.sessionId, inv.toolUseId, input, invocationJson, Date.now(), process.pid, host).lastInsertRowid,
+    );
     finish.immediate(id, input, invocationJson);
   };
 }
@@ -113,12 +142,22 @@ async function main(): Promise<void> {
   await runner.close();
   const base = stats(samples['baseline (prepared statements)']!);
   const chained = stats(samples['baseline + chain row']!);
-  console.log(`run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL`);
+  console.log(
+    `run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL`,
+  );
   printTable(
     ['case', 'n', 'p50 µs', 'p99 µs', 'inv/s', 'p50 vs baseline', 'p50 vs baseline+chain'],
     Object.keys(cases).map((name) => {
       const s = stats(samples[name]!);
-      return [name, s.n, s.p50.toFixed(1), s.p99.toFixed(1), Math.round(N / wall[name]!), (s.p50 / base.p50).toFixed(2), (s.p50 / chained.p50).toFixed(2)];
+      return [
+        name,
+        s.n,
+        s.p50.toFixed(1),
+        s.p99.toFixed(1),
+        Math.round(N / wall[name]!),
+        (s.p50 / base.p50).toFixed(2),
+        (s.p50 / chained.p50).toFixed(2),
+      ];
     }),
   );
   runnerLedger.close();

@@ -105,7 +105,10 @@ async function round(writers: number, count: number, sync: SyncMode): Promise<Ro
     const ledger = openLedger({ path });
     try {
       const check = checkLedger(ledger);
-      const backgroundPending = ledger.sqlite.prepare(`SELECT count(*) FROM outcomes WHERE mode = 'background' AND status != 'completed'`).pluck().get() as number;
+      const backgroundPending = ledger.sqlite
+        .prepare(`SELECT count(*) FROM outcomes WHERE mode = 'background' AND status != 'completed'`)
+        .pluck()
+        .get() as number;
       return { writers, count, seconds, summaries, check, backgroundPending, childFailures };
     } finally {
       ledger.close();
@@ -119,7 +122,9 @@ async function parent(): Promise<void> {
   const writers = Number(option('writers', '8'));
   const count = Number(option('count', '2000'));
   const sync = option('sync', 'normal') as SyncMode;
-  console.log(`concurrent writers: ${writers} processes x ${count} invocations into one ledger (synchronous=${sync.toUpperCase()}); baseline: 1 process`);
+  console.log(
+    `concurrent writers: ${writers} processes x ${count} invocations into one ledger (synchronous=${sync.toUpperCase()}); baseline: 1 process`,
+  );
   const baseline = await round(1, count, sync);
   const loaded = await round(writers, count, sync);
   console.log('');

@@ -14,7 +14,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openLedger, type SyncMode } from '../src/ledger/open.js';
 import { createRunner } from '../src/runner/runner.js';
-import { checkLedger, exited, FOREGROUND_HOOKS, onLines, option, printTable, spawnTs, workloadHookSet, workloadInvocation } from './reliability-support.js';
+import {
+  checkLedger,
+  exited,
+  FOREGROUND_HOOKS,
+  onLines,
+  option,
+  printTable,
+  spawnTs,
+  workloadHookSet,
+  workloadInvocation,
+} from './reliability-support.js';
 import { seededRandom } from './bench-support.js';
 
 const script = import.meta.filename;
@@ -30,7 +40,6 @@ async function child(): Promise<void> {
     process.stdout.write(`${report.invocationId}\n`);
   }
 }
-
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -112,7 +121,9 @@ async function parent(): Promise<void> {
   const syncOption = option('sync', 'both');
   const modes: SyncMode[] = syncOption === 'both' ? ['normal', 'full'] : [syncOption as SyncMode];
   const rand = seededRandom(seed);
-  console.log(`crash safety: ${kills} SIGKILLs per mode, kill 0-${maxDelayMs} ms after the child is ready (10% during start-up), seed ${seed}`);
+  console.log(
+    `crash safety: ${kills} SIGKILLs per mode, kill 0-${maxDelayMs} ms after the child is ready (10% during start-up), seed ${seed}`,
+  );
   const results: ModeResult[] = [];
   for (const mode of modes) results.push(await runMode(mode, kills, maxDelayMs, rand));
   console.log('');
@@ -141,7 +152,9 @@ async function parent(): Promise<void> {
     if (r.lost.length > 0) console.log(`${r.mode}: LOST ${r.lost.slice(0, 20).join(', ')}`);
     if (r.childErrors.length > 0) console.log(`${r.mode}: child errors: ${r.childErrors.length}, first: ${r.childErrors[0]}`);
   }
-  const failed = results.some((r) => r.lost.length > 0 || r.check.running > 0 || r.check.incomplete > 0 || r.check.integrity !== 'ok' || r.childErrors.length > 0);
+  const failed = results.some(
+    (r) => r.lost.length > 0 || r.check.running > 0 || r.check.incomplete > 0 || r.check.integrity !== 'ok' || r.childErrors.length > 0,
+  );
   console.log(failed ? '\nFAIL' : '\nPASS: no reported decision lost, nothing left running, integrity ok');
   process.exitCode = failed ? 1 : 0;
 }

@@ -13,10 +13,17 @@ export default defineHooks({
       capability: 'guardrail',
       run: (inv) => {
         const command = (inv.toolInput as { command?: unknown } | null)?.command;
-        return typeof command === 'string' && command.includes('rm -rf') ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' } : undefined;
+        return typeof command === 'string' && command.includes('rm -rf')
+          ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' }
+          : undefined;
       },
     },
-    { id: 'prompt-guard', point: 'user_prompt_submit', capability: 'guardrail', run: (inv) => (inv.prompt?.includes('secret') ? { decision: 'deny', message: 'no secrets' } : undefined) },
+    {
+      id: 'prompt-guard',
+      point: 'user_prompt_submit',
+      capability: 'guardrail',
+      run: (inv) => (inv.prompt?.includes('secret') ? { decision: 'deny', message: 'no secrets' } : undefined),
+    },
     { id: 'watch', point: ['pre_tool_use', 'post_tool_use', 'stop', 'session_start', 'other'], run: () => undefined },
   ],
 });

@@ -37,22 +37,33 @@ const MAX_BODY_BYTES = 2 * 1024 * 1024;
 // Inputs
 // ---------------------------------------------------------------------------------------
 
-
 interface FuzzInput {
   kind: string;
   body: Buffer;
 }
 
-const EVENTS = ['PreToolUse', 'PostToolUse', 'PermissionRequest', 'UserPromptSubmit', 'Stop', 'SessionStart', 'Notification', 'TaskCompleted', 'Elicitation'];
+const EVENTS = [
+  'PreToolUse',
+  'PostToolUse',
+  'PermissionRequest',
+  'UserPromptSubmit',
+  'Stop',
+  'SessionStart',
+  'Notification',
+  'TaskCompleted',
+  'Elicitation',
+];
 
 function loadSeeds(): Record<string, unknown>[] {
   const seeds: Record<string, unknown>[] = [];
   try {
-    for (const f of readdirSync(fixturesDir).filter((n) => n.endsWith('.json'))) seeds.push(JSON.parse(readFileSync(join(fixturesDir, f), 'utf8')) as Record<string, unknown>);
+    for (const f of readdirSync(fixturesDir).filter((n) => n.endsWith('.json')))
+      seeds.push(JSON.parse(readFileSync(join(fixturesDir, f), 'utf8')) as Record<string, unknown>);
   } catch {
     // Without the shared fixtures the generator falls back to a built-in payload.
   }
-  if (seeds.length === 0) seeds.push({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: '/tmp' });
+  if (seeds.length === 0)
+    seeds.push({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: '/tmp' });
   return seeds;
 }
 
@@ -90,7 +101,12 @@ class Generator {
   }
   private base(canonical: boolean): Record<string, unknown> {
     if (canonical) {
-      return { point: this.pick(['pre_tool_use', 'post_tool_use', 'user_prompt_submit', 'stop', 'run_started']), sessionId: 's-fuzz', toolName: 'Bash', toolInput: { command: this.pick(['ls', 'rm -rf /']) } };
+      return {
+        point: this.pick(['pre_tool_use', 'post_tool_use', 'user_prompt_submit', 'stop', 'run_started']),
+        sessionId: 's-fuzz',
+        toolName: 'Bash',
+        toolInput: { command: this.pick(['ls', 'rm -rf /']) },
+      };
     }
     return structuredClone(this.pick(this.seeds));
   }
@@ -154,7 +170,13 @@ class Generator {
     if (roll < 0.55) {
       // Invalid UTF-8 inside otherwise valid JSON.
       const valid = Buffer.from(JSON.stringify(this.base(canonical)), 'utf8');
-      const bad = [Buffer.from([0xff]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]), Buffer.from([0xe2, 0x82])];
+      const bad = [
+        Buffer.from([0xff]),
+        Buffer.from([0xc0, 0xaf]),
+        Buffer.from([0xed, 0xa0, 0x80]),
+        Buffer.from([0xf8, 0x88, 0x80, 0x80, 0x80]),
+        Buffer.from([0xe2, 0x82]),
+      ];
       const at = 1 + this.int(valid.length - 2);
       return { kind: 'invalid-utf8', body: Buffer.concat([valid.subarray(0, at), this.pick(bad), valid.subarray(at)]) };
     }
@@ -162,7 +184,8 @@ class Generator {
       // Unknown events / points.
       const value = this.base(canonical);
       if (canonical) value.point = this.pick(['PreToolUse', 'pre-tool-use', 'unknown_point', '', 'other', 'PRE_TOOL_USE']);
-      else value.hook_event_name = this.pick(['FutureEvent', 'pretooluse', '', 'PreToolUse ', '__proto__', 'constructor', 'toString', '💥']);
+      else
+        value.hook_event_name = this.pick(['FutureEvent', 'pretooluse', '', 'PreToolUse ', '__proto__', 'constructor', 'toString', '💥']);
       return text('unknown-event', JSON.stringify(value));
     }
     // Mutations of a real payload: fields removed, renamed, added, events swapped.
@@ -222,7 +245,12 @@ function eventOf(body: Buffer): string | null {
 }
 
 /** One stdin answer against the contract. */
-function checkClaudeAnswer(t: Tally, input: FuzzInput, answer: Pick<ClaudeAnswer, 'json' | 'stderr'> & { exitCode: number }, decided: boolean): void {
+function checkClaudeAnswer(
+  t: Tally,
+  input: FuzzInput,
+  answer: Pick<ClaudeAnswer, 'json' | 'stderr'> & { exitCode: number },
+  decided: boolean,
+): void {
   t.inputs += 1;
   const fail = (why: string): void => void t.problems.push(`${input.kind}: ${why}`);
   let printed: string;
@@ -281,9 +309,16 @@ async function fuzzStdinInProcess(db: string, count: number, gen: Generator): Pr
   return t;
 }
 
-function runProcess(args: string[], input: Buffer): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+function runProcess(
+  args: string[],
+  input: Buffer,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, entry, ...args], { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', tsxLoader, entry, ...args], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -321,7 +356,8 @@ async function fuzzStdinProcesses(db: string, count: number, gen: Generator, par
       }
       const errLines = r.stderr.split('\n').filter((l) => l.trim() !== '');
       // Decided answers print no error; an undecided one prints the reason (one line).
-      const undecided = errLines.some((l) => l.startsWith('hookledger')) || (r.code === 2 && errLines.length > 0 && eventOf(input.body) === null);
+      const undecided =
+        errLines.some((l) => l.startsWith('hookledger')) || (r.code === 2 && errLines.length > 0 && eventOf(input.body) === null);
       if (errLines.length > 1 || STACK.test(r.stderr)) fail(`stderr is not one line: ${r.stderr.slice(0, 200)}`);
       checkClaudeAnswer(t, input, { exitCode: r.code ?? -1, json, stderr: errLines[0] ?? null }, !undecided);
     }
@@ -330,10 +366,23 @@ async function fuzzStdinProcesses(db: string, count: number, gen: Generator, par
   return t;
 }
 
-function httpRequest(port: number, token: string, method: string, path: string, body: Buffer | null, contentType = 'application/json'): Promise<{ status: number; body: string }> {
+function httpRequest(
+  port: number,
+  token: string,
+  method: string,
+  path: string,
+  body: Buffer | null,
+  contentType = 'application/json',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': contentType, 'content-length': body.length } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': contentType, 'content-length': body.length } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -345,12 +394,33 @@ function httpRequest(port: number, token: string, method: string, path: string, 
   });
 }
 
-async function fuzzHttp(db: string, count: number, gen: Generator, rand: () => number): Promise<{ api: Tally; claude: Tally; serverAlive: boolean; serverStderr: string }> {
+async function fuzzHttp(
+  db: string,
+  count: number,
+  gen: Generator,
+  rand: () => number,
+): Promise<{ api: Tally; claude: Tally; serverAlive: boolean; serverStderr: string }> {
   const api = tally();
   const claude = tally();
   const server = spawn(
     process.execPath,
-    ['--import', tsxLoader, entry, 'serve', '--config', hooksFile, '--db', db, '--port', '0', '--token', FUZZ_TOKEN, '--max-body-bytes', String(MAX_BODY_BYTES), '--json'],
+    [
+      '--import',
+      tsxLoader,
+      entry,
+      'serve',
+      '--config',
+      hooksFile,
+      '--db',
+      db,
+      '--port',
+      '0',
+      '--token',
+      FUZZ_TOKEN,
+      '--max-body-bytes',
+      String(MAX_BODY_BYTES),
+      '--json',
+    ],
     { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let serverStderr = '';
@@ -422,13 +492,20 @@ async function fuzzHttp(db: string, count: number, gen: Generator, rand: () => n
       } else {
         t.refused += 1;
         const error = json.error as { code?: unknown; message?: unknown } | undefined;
-        if (typeof error?.code !== 'string' || typeof error.message !== 'string') fail(`HTTP ${res.status} without {"error":{code,message}}`);
+        if (typeof error?.code !== 'string' || typeof error.message !== 'string')
+          fail(`HTTP ${res.status} without {"error":{code,message}}`);
         else if (error.message.includes('\n')) fail('error message spans lines');
       }
       if ((i + 1) % 2000 === 0) process.stderr.write(`  http: ${i + 1}/${count}\n`);
     }
     // Methods and paths nobody should send.
-    for (const [method, path] of [['GET', '/claude'], ['DELETE', '/v1/invocations'], ['POST', '/nope'], ['GET', '/v1/invocations/%ZZ'], ['GET', '/v1/denials?limit=-5&since=yesterday']] as const) {
+    for (const [method, path] of [
+      ['GET', '/claude'],
+      ['DELETE', '/v1/invocations'],
+      ['POST', '/nope'],
+      ['GET', '/v1/invocations/%ZZ'],
+      ['GET', '/v1/denials?limit=-5&since=yesterday'],
+    ] as const) {
       const res = await httpRequest(port, FUZZ_TOKEN, method, path, null);
       api.inputs += 1;
       api.refused += 1;
@@ -453,7 +530,9 @@ async function main(): Promise<void> {
   const gen = new Generator(rand);
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-fuzz-'));
   const db = join(dir, 'ledger.db');
-  console.log(`fuzz: ${stdinCount} stdin inputs in-process, ${processCount} through real \`hookledger claude\` processes, ${httpCount} HTTP requests to \`hookledger serve\`; seed ${seed}`);
+  console.log(
+    `fuzz: ${stdinCount} stdin inputs in-process, ${processCount} through real \`hookledger claude\` processes, ${httpCount} HTTP requests to \`hookledger serve\`; seed ${seed}`,
+  );
   try {
     const t0 = Date.now();
     const stdin = await fuzzStdinInProcess(db, stdinCount, gen);
@@ -479,8 +558,12 @@ async function main(): Promise<void> {
       rows.map(([name, t]) => [name, t.inputs, t.decided, t.refused, t.blockedUndecided, t.problems.length]),
     );
     const total = rows.reduce((a, [, t]) => a + t.inputs, 0);
-    console.log(`\n${total} inputs in ${seconds.toFixed(0)} s; ${recorded} invocations recorded; serve alive at the end: ${http.serverAlive ? 'yes' : 'NO'}`);
-    console.log(`hookledger verify: exit ${verify.code} (${verify.stdout.trim().split('\n')[0] ?? ''}${verify.stderr.trim() ? `; ${verify.stderr.trim()}` : ''}); integrity_check: ${integrity}`);
+    console.log(
+      `\n${total} inputs in ${seconds.toFixed(0)} s; ${recorded} invocations recorded; serve alive at the end: ${http.serverAlive ? 'yes' : 'NO'}`,
+    );
+    console.log(
+      `hookledger verify: exit ${verify.code} (${verify.stdout.trim().split('\n')[0] ?? ''}${verify.stderr.trim() ? `; ${verify.stderr.trim()}` : ''}); integrity_check: ${integrity}`,
+    );
     const problems = rows.flatMap(([name, t]) => t.problems.map((p) => `${name}: ${p}`));
     const byKind = new Map<string, number>();
     for (const p of problems) byKind.set(p.slice(0, 120), (byKind.get(p.slice(0, 120)) ?? 0) + 1);

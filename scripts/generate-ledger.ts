@@ -35,7 +35,6 @@ export interface GenerateOptions {
   log?: (line: string) => void;
 }
 
-
 const noop = () => undefined;
 
 /** Per hook: its behaviour in the generated history (deny/fail/timeout rates, duration distribution). */
@@ -57,13 +56,63 @@ interface Behaviour {
 
 const BEHAVIOUR: Record<string, Behaviour> = {
   'session-banner': { medianUs: 40, sigma: 0.4 },
-  'prompt-secrets': { deny: 0.01, denyReason: 'safety_violation', denyMessage: 'prompt contains what looks like an API key', modify: 0.02, medianUs: 120, sigma: 0.5 },
-  'no-rm-rf': { deny: 0.07, denyReason: 'safety_violation', denyMessage: 'rm -rf outside the workspace is not allowed', medianUs: 60, sigma: 0.5 },
-  'no-force-push': { deny: 0.04, denyReason: 'policy_violation', denyMessage: 'git push --force to a protected branch', ask: 0.01, medianUs: 80, sigma: 0.5 },
-  'path-guard': { deny: 0.04, denyReason: 'policy_violation', denyMessage: 'path is outside the project directory', medianUs: 150, sigma: 0.6 },
-  'secrets-scan': { deny: 0.03, denyReason: 'safety_violation', denyMessage: 'content contains a private key', modify: 0.02, medianUs: 14_000, sigma: 0.5, fail: 0.002, timeout: 0.0005 },
-  'schema-check': { deny: 0.02, denyReason: 'schema_violation', denyMessage: 'tool input does not match the tool schema', medianUs: 900, sigma: 0.4 },
-  'egress-policy': { deny: 0.06, denyReason: 'policy_violation', denyMessage: 'domain is not on the allow list', allow: 0.5, medianUs: 42_000, sigma: 0.7, fail: 0.02, timeout: 0.004 },
+  'prompt-secrets': {
+    deny: 0.01,
+    denyReason: 'safety_violation',
+    denyMessage: 'prompt contains what looks like an API key',
+    modify: 0.02,
+    medianUs: 120,
+    sigma: 0.5,
+  },
+  'no-rm-rf': {
+    deny: 0.07,
+    denyReason: 'safety_violation',
+    denyMessage: 'rm -rf outside the workspace is not allowed',
+    medianUs: 60,
+    sigma: 0.5,
+  },
+  'no-force-push': {
+    deny: 0.04,
+    denyReason: 'policy_violation',
+    denyMessage: 'git push --force to a protected branch',
+    ask: 0.01,
+    medianUs: 80,
+    sigma: 0.5,
+  },
+  'path-guard': {
+    deny: 0.04,
+    denyReason: 'policy_violation',
+    denyMessage: 'path is outside the project directory',
+    medianUs: 150,
+    sigma: 0.6,
+  },
+  'secrets-scan': {
+    deny: 0.03,
+    denyReason: 'safety_violation',
+    denyMessage: 'content contains a private key',
+    modify: 0.02,
+    medianUs: 14_000,
+    sigma: 0.5,
+    fail: 0.002,
+    timeout: 0.0005,
+  },
+  'schema-check': {
+    deny: 0.02,
+    denyReason: 'schema_violation',
+    denyMessage: 'tool input does not match the tool schema',
+    medianUs: 900,
+    sigma: 0.4,
+  },
+  'egress-policy': {
+    deny: 0.06,
+    denyReason: 'policy_violation',
+    denyMessage: 'domain is not on the allow list',
+    allow: 0.5,
+    medianUs: 42_000,
+    sigma: 0.7,
+    fail: 0.02,
+    timeout: 0.004,
+  },
   'slow-linter': { medianUs: 220_000, sigma: 0.9, fail: 0.01, timeout: 0.003 },
   'cost-watch': { medianUs: 30, sigma: 0.3, violate: 0.001 },
   'result-scan': { medianUs: 2_500, sigma: 0.6, fail: 0.001 },
@@ -92,8 +141,19 @@ function hookSet(version: string, extra: boolean): HookSet {
       { id: 'result-scan', point: ['post_tool_use', 'post_tool_use_failure'], run: noop },
       { id: 'tool-budget', point: ['pre_tool_use', 'post_tool_use'], priority: 200, run: noop },
       { id: 'context-inject', point: ['user_prompt_submit', 'session_start'], priority: 50, run: noop },
-      { id: 'otel-export', point: ['session_start', 'session_end', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'stop'], mode: 'background', timeoutMs: 1000, run: noop },
-      { id: 'audit-log', point: ['session_start', 'session_end', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'stop'], mode: 'background', run: noop },
+      {
+        id: 'otel-export',
+        point: ['session_start', 'session_end', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'stop'],
+        mode: 'background',
+        timeoutMs: 1000,
+        run: noop,
+      },
+      {
+        id: 'audit-log',
+        point: ['session_start', 'session_end', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'stop'],
+        mode: 'background',
+        run: noop,
+      },
     ],
   });
 }
@@ -109,7 +169,17 @@ const TOOLS: [string, number][] = [
   ['WebSearch', 0.02],
   ['Task', 0.02],
 ];
-const COMMANDS = ['npm test', 'git status', 'ls -la', 'rm -rf node_modules', 'git push origin main', 'npx tsc --noEmit', 'cat package.json', 'git diff', 'curl https://example.com'];
+const COMMANDS = [
+  'npm test',
+  'git status',
+  'ls -la',
+  'rm -rf node_modules',
+  'git push origin main',
+  'npx tsc --noEmit',
+  'cat package.json',
+  'git diff',
+  'curl https://example.com',
+];
 const FILES = ['src/index.ts', 'src/app.ts', 'README.md', 'package.json', 'test/app.test.ts', 'src/lib/util.ts', '.env'];
 
 export function generateLedger(options: GenerateOptions): { invocations: number; outcomes: number; seconds: number; bytes: number } {
@@ -126,7 +196,7 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
   const setIds = sets.map((s) => writer.hookSetId(s));
   const end = options.end ?? Date.now();
   const start = end - options.days * 86_400_000;
-    const t0 = process.hrtime.bigint();
+  const t0 = process.hrtime.bigint();
   let invocationCount = 0;
   let outcomeCount = 0;
 
@@ -143,7 +213,15 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
 
   // Sessions start in time order, spread evenly; each emits its events a few seconds apart.
   // Concurrent sessions interleave, as several agents write one ledger.
-  interface Session { id: string; at: number; left: number; turn: number; pendingPost: { toolName: string; toolUseId: string; input: unknown } | null; started: boolean; setIndex: number }
+  interface Session {
+    id: string;
+    at: number;
+    left: number;
+    turn: number;
+    pendingPost: { toolName: string; toolUseId: string; input: unknown } | null;
+    started: boolean;
+    setIndex: number;
+  }
   const sessionGap = (end - start) / options.sessions;
   let nextSession = 0;
   const active: Session[] = [];
@@ -211,17 +289,31 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
       };
     } else if (s.turn === 0 || random() < 0.08) {
       s.turn += 1;
-      input = random() < 0.1
-        ? { ...base, point: 'stop', eventName: 'Stop', turn: s.turn }
-        : { ...base, point: 'user_prompt_submit', eventName: 'UserPromptSubmit', turn: s.turn, prompt: `please fix the failing test number ${Math.floor(random() * 100)}` };
+      input =
+        random() < 0.1
+          ? { ...base, point: 'stop', eventName: 'Stop', turn: s.turn }
+          : {
+              ...base,
+              point: 'user_prompt_submit',
+              eventName: 'UserPromptSubmit',
+              turn: s.turn,
+              prompt: `please fix the failing test number ${Math.floor(random() * 100)}`,
+            };
     } else {
       const toolName = pick(TOOLS);
       const toolUseId = `toolu_${Math.floor(random() * 2 ** 52).toString(36)}${invocationCount.toString(36)}`;
       const toolInput =
-        toolName === 'Bash' ? { command: COMMANDS[Math.floor(random() * COMMANDS.length)], description: 'run a command' }
-        : toolName === 'WebFetch' || toolName === 'WebSearch' ? { url: `https://docs.example.com/page/${Math.floor(random() * 500)}`, prompt: 'summarise' }
-        : toolName === 'Edit' ? { file_path: `/home/dev/app/${FILES[Math.floor(random() * FILES.length)]}`, old_string: 'const a = 1;', new_string: 'const a = 2;' }
-        : { file_path: `/home/dev/app/${FILES[Math.floor(random() * FILES.length)]}` };
+        toolName === 'Bash'
+          ? { command: COMMANDS[Math.floor(random() * COMMANDS.length)], description: 'run a command' }
+          : toolName === 'WebFetch' || toolName === 'WebSearch'
+            ? { url: `https://docs.example.com/page/${Math.floor(random() * 500)}`, prompt: 'summarise' }
+            : toolName === 'Edit'
+              ? {
+                  file_path: `/home/dev/app/${FILES[Math.floor(random() * FILES.length)]}`,
+                  old_string: 'const a = 1;',
+                  new_string: 'const a = 2;',
+                }
+              : { file_path: `/home/dev/app/${FILES[Math.floor(random() * FILES.length)]}` };
       s.pendingPost = { toolName, toolUseId, input: toolInput };
       input = { ...base, point: 'pre_tool_use', eventName: 'PreToolUse', turn: s.turn, toolName, toolUseId, toolInput };
     }
@@ -231,7 +323,9 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
       transcript_path: `/home/dev/.claude/projects/app/${s.id}.jsonl`,
       cwd: '/home/dev/app',
       hook_event_name: invocation.eventName,
-      ...(invocation.toolName ? { tool_name: invocation.toolName, tool_input: invocation.toolInput, tool_use_id: invocation.toolUseId } : {}),
+      ...(invocation.toolName
+        ? { tool_name: invocation.toolName, tool_input: invocation.toolInput, tool_use_id: invocation.toolUseId }
+        : {}),
       ...(invocation.prompt ? { prompt: invocation.prompt } : {}),
     };
     return invocation;
@@ -258,10 +352,29 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
     let clock = at;
     let totalUs = 0;
     const blank = (hook: ResolvedHook): Outcome => ({
-      hookId: hook.id, point: inv.point, priority: hook.priority, registrationIndex: registrationIndex.get(hook.id) ?? 0,
-      executionOrder: null, mode: hook.mode, capability: hook.capability, runtime: hook.runtime.kind, status: 'skipped',
-      decision: null, decisive: false, reasonCode: null, message: null, payload: null, modifiedInput: null, additionalContext: null,
-      failureReason: null, failureDetail: null, skipReason: null, skippedBy: null, timeoutMs: hook.timeoutMs, startedAt: null, durationUs: null,
+      hookId: hook.id,
+      point: inv.point,
+      priority: hook.priority,
+      registrationIndex: registrationIndex.get(hook.id) ?? 0,
+      executionOrder: null,
+      mode: hook.mode,
+      capability: hook.capability,
+      runtime: hook.runtime.kind,
+      status: 'skipped',
+      decision: null,
+      decisive: false,
+      reasonCode: null,
+      message: null,
+      payload: null,
+      modifiedInput: null,
+      additionalContext: null,
+      failureReason: null,
+      failureDetail: null,
+      skipReason: null,
+      skippedBy: null,
+      timeoutMs: hook.timeoutMs,
+      startedAt: null,
+      durationUs: null,
     });
     const run = (hook: ResolvedHook, order: number): Outcome => {
       const b = BEHAVIOUR[hook.id]!;
@@ -357,7 +470,15 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
       }
     }
     const id = writer.begin(setId, inv, at);
-    const result: InvocationResult = { decision, decisiveHookId: decisive?.hookId ?? null, reasonCode, message, modifiedInput, additionalContext: [], durationUs: totalUs + 150 };
+    const result: InvocationResult = {
+      decision,
+      decisiveHookId: decisive?.hookId ?? null,
+      reasonCode,
+      message,
+      modifiedInput,
+      additionalContext: [],
+      durationUs: totalUs + 150,
+    };
     writer.finish(id, result, outcomes);
     invocationCount += 1;
     outcomeCount += outcomes.length;
@@ -412,7 +533,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     keepIndexes: values['keep-indexes'],
     log: (line: string) => console.log(line),
   };
-  console.log(`generating ${options.invocations.toLocaleString('en')} invocations in ${options.sessions} sessions over ${options.days} days → ${options.out}`);
+  console.log(
+    `generating ${options.invocations.toLocaleString('en')} invocations in ${options.sessions} sessions over ${options.days} days → ${options.out}`,
+  );
   const r = generateLedger(options);
   console.log(
     `done: ${r.invocations.toLocaleString('en')} invocations, ${r.outcomes.toLocaleString('en')} outcomes (${(r.outcomes / r.invocations).toFixed(2)} per invocation) in ${r.seconds.toFixed(1)}s; ` +

@@ -30,12 +30,24 @@ export function workloadHookSet(): HookSet {
         priority: 10,
         run: (inv) => {
           const command = String((inv.toolInput as { command?: unknown } | null)?.command ?? '');
-          return command.includes('--dry-run') ? undefined : { decision: 'modify', input: { command: `${command} --dry-run` }, reason: 'dry runs only' };
+          return command.includes('--dry-run')
+            ? undefined
+            : { decision: 'modify', input: { command: `${command} --dry-run` }, reason: 'dry runs only' };
         },
       },
       { id: 'allow-ls', point: 'pre_tool_use', capability: 'guardrail', priority: 20, run: () => ({ decision: 'allow', message: 'fine' }) },
-      { id: 'audit', point: 'pre_tool_use', priority: 30, run: async () => new Promise<undefined>((r) => setImmediate(() => r(undefined))) },
-      { id: 'bg-log', point: 'pre_tool_use', mode: 'background', run: async () => new Promise<undefined>((r) => setImmediate(() => r(undefined))) },
+      {
+        id: 'audit',
+        point: 'pre_tool_use',
+        priority: 30,
+        run: async () => new Promise<undefined>((r) => setImmediate(() => r(undefined))),
+      },
+      {
+        id: 'bg-log',
+        point: 'pre_tool_use',
+        mode: 'background',
+        run: async () => new Promise<undefined>((r) => setImmediate(() => r(undefined))),
+      },
     ],
   });
 }
@@ -109,7 +121,5 @@ export function checkLedger(ledger: Ledger): LedgerCheck {
     integrity: String(s.pragma('integrity_check', { simple: true })),
   };
 }
-
-
 
 export { flag as option, printTable } from './bench-support.js';

@@ -36,15 +36,7 @@ export { POINTS, resolvePoint, CLAUDE_EVENT_POINTS } from './domain/points.js';
 export type { Point } from './domain/points.js';
 export type { Invocation, InvocationInput } from './domain/invocation.js';
 export type { Outcome, Report, OutcomeStatus, FailureReason, SkipReason, Mode, Capability } from './domain/outcomes.js';
-export {
-  HookledgerError,
-  ConfigError,
-  InputError,
-  UsageError,
-  LedgerError,
-  NotFoundError,
-  IntegrityError,
-} from './domain/errors.js';
+export { HookledgerError, ConfigError, InputError, UsageError, LedgerError, NotFoundError, IntegrityError } from './domain/errors.js';
 export { openLedger } from './ledger/open.js';
 export type { Ledger, OpenLedgerOptions, SyncMode } from './ledger/open.js';
 export { resolveLedgerPath } from './ledger/paths.js';
@@ -64,7 +56,14 @@ export { answerClaudePayload, decideClaudeCommand, resolveOnErrorPolicy } from '
 export type { OnErrorPolicy, ClaudeOutcome } from './adapters/claude.js';
 export { createHookServer, resolveServerToken, DEFAULT_MAX_BODY_BYTES } from './adapters/server.js';
 export type { HookServer, HookServerOptions, ResolvedToken } from './adapters/server.js';
-export { importClaudeHooks, installHookledger, uninstallHookledger, hookledgerCommand, readSettings, writeSettings } from './adapters/claude-settings.js';
+export {
+  importClaudeHooks,
+  installHookledger,
+  uninstallHookledger,
+  hookledgerCommand,
+  readSettings,
+  writeSettings,
+} from './adapters/claude-settings.js';
 export type { ImportResult, InstallResult, ClaudeSettings } from './adapters/claude-settings.js';
 export { handlerTimeouts } from './adapters/claude-timeouts.js';
 export type { HandlerTimeouts } from './adapters/claude-timeouts.js';

@@ -46,7 +46,10 @@ export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd
  * Runs the real CLI in a child process (from source, through tsx), as a user or Claude Code
  * would: argv, stdin, environment, exit code.
  */
-export async function runCli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const { child, output, exited } = startCli(args, options);
   const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   child.stdin!.end(options.input ?? '');

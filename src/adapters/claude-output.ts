@@ -232,7 +232,11 @@ export function internalFailureAnswer(eventName: string | null, problem: string,
     case 'top_level':
       return { exitCode: 0, json: { decision: 'block', reason, systemMessage: reason }, stderr: `hookledger: ${line}` };
     case 'elicitation':
-      return { exitCode: 0, json: { hookSpecificOutput: { hookEventName: eventName, action: 'decline' }, systemMessage: reason }, stderr: `hookledger: ${line}` };
+      return {
+        exitCode: 0,
+        json: { hookSpecificOutput: { hookEventName: eventName, action: 'decline' }, systemMessage: reason },
+        stderr: `hookledger: ${line}`,
+      };
     case 'exit_2':
       return { exitCode: 2, json: {}, stderr: reason };
   }

@@ -217,7 +217,12 @@ export function installHookledger(settings: ClaudeSettings, options: InstallOpti
   const base: ClaudeHandler =
     options.handler.type === 'command'
       ? { type: 'command', command: options.handler.command }
-      : { type: 'http', url: options.handler.url, headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] };
+      : {
+          type: 'http',
+          url: options.handler.url,
+          headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' },
+          allowedEnvVars: ['HOOKLEDGER_TOKEN'],
+        };
   const desiredFor = (event: string): ClaudeHandler => {
     const timeout = options.timeouts?.[event];
     return timeout === undefined ? base : { ...base, timeout };
@@ -240,9 +245,7 @@ export function installHookledger(settings: ClaudeSettings, options: InstallOpti
       (ours[0]!.group.matcher ?? '*') === '*' &&
       JSON.stringify(ours[0]!.handler) === JSON.stringify(desiredFor(event));
     if (upToDate || (ours.length === 0 && !wanted.has(event))) continue;
-    const kept = groups
-      .map((g) => ({ ...g, hooks: g.hooks.filter((h) => !isHookledgerHandler(h)) }))
-      .filter((g) => g.hooks.length > 0);
+    const kept = groups.map((g) => ({ ...g, hooks: g.hooks.filter((h) => !isHookledgerHandler(h)) })).filter((g) => g.hooks.length > 0);
     if (wanted.has(event)) {
       kept.push({ matcher: '*', hooks: [desiredFor(event)] });
       written.push(event);
@@ -351,7 +354,11 @@ export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptio
 
         const id = uniqueId(baseId(handler, event), event, ids);
         const background = handler.async === true || handler.asyncRewake === true;
-        const def: Record<string, unknown> = { id, description: `imported from ${options.source}: ${event}${matcher ? ` matcher "${matcher}"` : ''}`, point };
+        const def: Record<string, unknown> = {
+          id,
+          description: `imported from ${options.source}: ${event}${matcher ? ` matcher "${matcher}"` : ''}`,
+          point,
+        };
         if (matcher !== null) {
           if (TOOL_POINTS.has(point)) {
             try {
@@ -363,11 +370,15 @@ export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptio
             }
             def.match = matcher;
           } else {
-            warnings.push(`${id}: matcher "${matcher}" on ${event} dropped (hookledger matches tool names only); the hook now runs on every ${event}`);
+            warnings.push(
+              `${id}: matcher "${matcher}" on ${event} dropped (hookledger matches tool names only); the hook now runs on every ${event}`,
+            );
           }
         }
         if (handler.if !== undefined) {
-          warnings.push(`${id}: "if": "${handler.if}" dropped (permission-rule conditions are not supported); the hook runs for every matching call`);
+          warnings.push(
+            `${id}: "if": "${handler.if}" dropped (permission-rule conditions are not supported); the hook runs for every matching call`,
+          );
         }
         if (handler.asyncRewake === true) warnings.push(`${id}: asyncRewake imported as a plain background hook (it cannot wake Claude)`);
         if (background) {
@@ -384,7 +395,9 @@ export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptio
         } else {
           const headers = handler.headers ?? {};
           if (Object.values(headers).some((v) => v.includes('$'))) {
-            warnings.push(`${id}: header values with $VAR are sent literally (hookledger does not interpolate them); put the value in the hook set`);
+            warnings.push(
+              `${id}: header values with $VAR are sent literally (hookledger does not interpolate them); put the value in the hook set`,
+            );
           }
           def.http = Object.keys(headers).length > 0 ? { url: handler.url, headers } : handler.url;
         }
@@ -424,7 +437,12 @@ function baseId(handler: ClaudeHandler, event: string): string {
       .replace(/[^A-Za-z0-9]+/g, '-')
       .replace(/^-+|-+$/g, '')
       .toLowerCase();
-    if (slug !== '' && !['python', 'python3', 'node', 'bash', 'sh', 'npx', 'uv', 'run', 'bun', 'deno'].includes(slug) && !slug.startsWith('-')) return slug;
+    if (
+      slug !== '' &&
+      !['python', 'python3', 'node', 'bash', 'sh', 'npx', 'uv', 'run', 'bun', 'deno'].includes(slug) &&
+      !slug.startsWith('-')
+    )
+      return slug;
   }
   return kebab(event);
 }

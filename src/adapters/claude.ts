@@ -51,7 +51,12 @@ export interface ClaudeOutcome {
  * Runs one parsed Claude payload through a runner and builds the answer for its event.
  * Any failure (invalid payload, ledger error) becomes the internal-failure answer.
  */
-export async function answerClaudePayload(runner: Runner, payload: unknown, policy: OnErrorPolicy, where = 'Claude Code payload'): Promise<ClaudeOutcome> {
+export async function answerClaudePayload(
+  runner: Runner,
+  payload: unknown,
+  policy: OnErrorPolicy,
+  where = 'Claude Code payload',
+): Promise<ClaudeOutcome> {
   const eventName = claudeEventNameOf(payload);
   try {
     const report = await runner.run(invocationFromClaude(payload, where));

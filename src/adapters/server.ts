@@ -112,7 +112,11 @@ export function createHookServer(options: HookServerOptions): HookServer {
       res.setHeader('www-authenticate', 'Bearer realm="hookledger"');
       // Nothing of this request is read or recorded; the connection is not reused.
       res.setHeader('connection', 'close');
-      throw new HttpError(401, 'unauthorised', 'missing or wrong bearer token (Authorization: Bearer <token>; see the token file serve printed)');
+      throw new HttpError(
+        401,
+        'unauthorised',
+        'missing or wrong bearer token (Authorization: Bearer <token>; see the token file serve printed)',
+      );
     }
     if (path === '/claude' || path === '/v1/claude') {
       requireMethod(req, 'POST');
@@ -127,7 +131,10 @@ export function createHookServer(options: HookServerOptions): HookServer {
     if (path === '/v1/invocations') {
       requireMethod(req, 'POST');
       const body = await readJsonBody(req, res);
-      const input = typeof body === 'object' && body !== null && !Array.isArray(body) && 'hook_event_name' in body ? invocationFromClaude(body, 'body') : body;
+      const input =
+        typeof body === 'object' && body !== null && !Array.isArray(body) && 'hook_event_name' in body
+          ? invocationFromClaude(body, 'body')
+          : body;
       const report = await runner.run(parseInvocation(input, 'body')).catch(rethrowAs('body'));
       return sendJson(res, 200, report);
     }
@@ -148,7 +155,11 @@ export function createHookServer(options: HookServerOptions): HookServer {
       const { rows, nextCursor } = listDenials(ledger, filter, page);
       return sendJson(res, 200, { denials: rows, nextCursor });
     }
-    throw new HttpError(404, 'not_found', `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /healthz)`);
+    throw new HttpError(
+      404,
+      'not_found',
+      `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /healthz)`,
+    );
   }
 
   function authorised(req: IncomingMessage): boolean {
@@ -313,7 +324,8 @@ export function resolveServerToken(options: { flag?: string | undefined; env: No
     if (given.trim().length < 16) throw new UsageError('--token / HOOKLEDGER_TOKEN: use at least 16 characters');
     return { token: given.trim(), source: options.flag !== undefined ? 'flag' : 'env', file: null, created: false };
   }
-  if (options.ledgerPath === ':memory:') throw new UsageError('with --db :memory: there is no token file; give --token or set HOOKLEDGER_TOKEN');
+  if (options.ledgerPath === ':memory:')
+    throw new UsageError('with --db :memory: there is no token file; give --token or set HOOKLEDGER_TOKEN');
   const file = `${resolve(options.ledgerPath)}.token`;
   try {
     const fd = openSync(file, 'wx', 0o600);
@@ -328,9 +340,12 @@ export function resolveServerToken(options: { flag?: string | undefined; env: No
   }
   const mode = statSync(file).mode & 0o777;
   if ((mode & 0o077) !== 0) {
-    throw new ConfigError(`token file ${file} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it, or delete it to generate a new one`);
+    throw new ConfigError(
+      `token file ${file} is readable by other users (mode ${mode.toString(8)}); run chmod 600 on it, or delete it to generate a new one`,
+    );
   }
   const token = readFileSync(file, 'utf8').trim();
-  if (token.length < 16) throw new ConfigError(`token file ${file} holds no usable token (at least 16 characters); delete it to generate a new one`);
+  if (token.length < 16)
+    throw new ConfigError(`token file ${file} holds no usable token (at least 16 characters); delete it to generate a new one`);
   return { token, source: 'file', file, created: false };
 }

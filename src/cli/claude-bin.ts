@@ -15,7 +15,12 @@ export function runClaudeBin(argv: string[] = process.argv.slice(2)): void {
   const finish = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   let values;
   try {
-    ({ values } = parseArgs({ args: argv[0] === 'claude' ? argv.slice(1) : argv, options: command.options, allowPositionals: true, strict: true }));
+    ({ values } = parseArgs({
+      args: argv[0] === 'claude' ? argv.slice(1) : argv,
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    }));
   } catch (error) {
     process.stderr.write(`hookledger could not decide: claude: ${describeThrown(error)}\n`);
     finish(2);

@@ -13,7 +13,13 @@ export function openLedgerFor(args: CommandArgs, io: CliIo, options: Partial<Ope
   // How long to wait for another process's write lock; a malformed value keeps the default.
   const busy = io.env.HOOKLEDGER_BUSY_TIMEOUT_MS;
   const busyTimeoutMs = busy !== undefined && /^\d+$/.test(busy.trim()) ? Number(busy) : undefined;
-  return openLedger({ path, createDirectory: isDefault, synchronous, ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}), ...options });
+  return openLedger({
+    path,
+    createDirectory: isDefault,
+    synchronous,
+    ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}),
+    ...options,
+  });
 }
 
 /** Loads the hook set named by `--config` (else `HOOKLEDGER_CONFIG`). */
@@ -22,4 +28,3 @@ export async function hookSetFor(args: CommandArgs, io: CliIo): Promise<HookSet>
   if (!path) throw new UsageError('--config PATH is required (a .ts/.js module exporting defineHooks(...), or a JSON hook set)');
   return loadHookSet(path);
 }
-

@@ -96,4 +96,3 @@ export function runCli(): void {
   const finish = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   main(process.argv.slice(2), io).then(finish, (error: unknown) => finish(reportError(error, io)));
 }
-

@@ -67,7 +67,12 @@ function loadJson(file: string): HookSet {
 }
 
 function isHookSet(value: unknown): value is HookSet {
-  return typeof value === 'object' && value !== null && typeof (value as HookSet).fingerprint === 'string' && Array.isArray((value as HookSet).hooks);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as HookSet).fingerprint === 'string' &&
+    Array.isArray((value as HookSet).hooks)
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

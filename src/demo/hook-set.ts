@@ -153,7 +153,8 @@ function dangerousRmTarget(target: string, cwd: string | null): string | null {
   else if (target.startsWith('~')) return `${target} is in another user's home directory`;
   if (path.includes('$')) return `${target} uses a shell variable, so the hook cannot tell where it points (an empty variable makes it /)`;
   if (/^\/+\*?$/.test(path)) return `${target} is the filesystem root`;
-  if (cwd === null) return path.startsWith('/') && !path.startsWith('/tmp/') ? `${target} is an absolute path and the project directory is unknown` : null;
+  if (cwd === null)
+    return path.startsWith('/') && !path.startsWith('/tmp/') ? `${target} is an absolute path and the project directory is unknown` : null;
   const absolute = posix.resolve(cwd, path);
   if (absolute === posix.resolve(cwd)) return `${target} is the whole project directory`;
   if (!isInside(cwd, absolute)) return `${target} resolves to ${absolute}, outside the project ${cwd}`;
@@ -249,10 +250,14 @@ const stayInProject = (invocation: Invocation) => {
   const api = pathApi(cwd);
   const absolute = api.resolve(cwd, filePath);
   if (isInside(cwd, absolute)) return;
-  return deny(`${invocation.toolName ?? 'Writing'} outside the project is not allowed: ${absolute} is not under ${cwd}.`, 'policy_violation', {
-    filePath: absolute,
-    projectDir: cwd,
-  });
+  return deny(
+    `${invocation.toolName ?? 'Writing'} outside the project is not allowed: ${absolute} is not under ${cwd}.`,
+    'policy_violation',
+    {
+      filePath: absolute,
+      projectDir: cwd,
+    },
+  );
 };
 
 const confirmForcePush = (invocation: Invocation) => {
@@ -267,7 +272,9 @@ const confirmForcePush = (invocation: Invocation) => {
     const forced = args.some((a) => a === '--force' || /^-[A-Za-z]*f[A-Za-z]*$/.test(a) || (a.startsWith('+') && a.length > 1));
     if (!forced) continue;
     const refs = args.filter((a) => !a.startsWith('-')).join(' ') || 'the current branch';
-    return ask(`Force-push to ${refs}? It rewrites history on the remote. (--force-with-lease would refuse if someone else pushed meanwhile.)`);
+    return ask(
+      `Force-push to ${refs}? It rewrites history on the remote. (--force-with-lease would refuse if someone else pushed meanwhile.)`,
+    );
   }
   return;
 };
@@ -300,9 +307,13 @@ const promptSecretScan = (invocation: Invocation) => {
     );
   }
   if (PRIVATE_KEY_BLOCK.test(prompt)) {
-    return deny('The prompt contains a private key block; it was not sent to the model. Remove it and rotate the key.', 'policy_violation', {
-      kind: 'private_key',
-    });
+    return deny(
+      'The prompt contains a private key block; it was not sent to the model. Remove it and rotate the key.',
+      'policy_violation',
+      {
+        kind: 'private_key',
+      },
+    );
   }
   return;
 };
@@ -321,7 +332,8 @@ const licenseCheck = async (invocation: Invocation, ctx: HookContext) => {
   } catch {
     return;
   }
-  if (UNLICENSED_HOSTS.has(host)) return deny(`Content from ${host} has no known licence; do not copy it into the project.`, 'policy_violation');
+  if (UNLICENSED_HOSTS.has(host))
+    return deny(`Content from ${host} has no known licence; do not copy it into the project.`, 'policy_violation');
   return;
 };
 

@@ -109,7 +109,10 @@ const redactSchema = z.strictObject({
       z.strictObject({
         name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a pattern name is letters, digits, _, . or -'),
         regex: z.string().min(1, 'regex must not be blank'),
-        flags: z.string().regex(/^[dgimsuyv]*$/, 'flags must be JavaScript regular expression flags').optional(),
+        flags: z
+          .string()
+          .regex(/^[dgimsuyv]*$/, 'flags must be JavaScript regular expression flags')
+          .optional(),
       }),
     )
     .optional(),
@@ -232,7 +235,9 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       throw new ConfigError(`${label}: needs exactly one of run, command, http or worker (has ${runtimes})`);
     }
     if (hook.isolation !== undefined && hook.run === undefined) {
-      throw new ConfigError(`${label}: isolation: only an in-process hook (run) has an isolation; worker hooks always run in a worker thread`);
+      throw new ConfigError(
+        `${label}: isolation: only an in-process hook (run) has an isolation; worker hooks always run in a worker thread`,
+      );
     }
     if (hook.isolation === 'worker' && /\{\s*\[native code\]\s*\}\s*$/.test(hook.run!.toString())) {
       throw new ConfigError(`${label}: isolation: "worker" needs the function's source text, and run is a native or bound function`);
@@ -240,7 +245,9 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
     const mode = hook.mode ?? defaults.mode ?? 'foreground';
     const capability = hook.capability ?? defaults.capability ?? 'observe';
     if (mode === 'background' && capability === 'guardrail') {
-      throw new ConfigError(`${label}: capability: a background hook cannot be a guardrail (it never decides); use mode foreground or capability observe`);
+      throw new ConfigError(
+        `${label}: capability: a background hook cannot be a guardrail (it never decides); use mode foreground or capability observe`,
+      );
     }
     if (capability === 'observe' && hook.onFailure === 'deny') {
       throw new ConfigError(`${label}: onFailure: an observer cannot fail closed (it never decides); declare capability "guardrail"`);
@@ -252,7 +259,9 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       throw new ConfigError(`${label}: match: "${hook.match}" is not a valid regular expression (${(error as Error).message})`);
     }
     if (hook.match !== undefined && hook.match.trim() !== '' && hook.match.trim() !== '*' && !points.some((p) => TOOL_POINTS.has(p))) {
-      throw new ConfigError(`${label}: match: a tool matcher needs a tool point (pre_tool_use, post_tool_use, post_tool_use_failure, permission_request)`);
+      throw new ConfigError(
+        `${label}: match: a tool matcher needs a tool point (pre_tool_use, post_tool_use, post_tool_use_failure, permission_request)`,
+      );
     }
     return {
       id: hook.id,
@@ -282,7 +291,8 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
 }
 
 function resolveRuntime(hook: z.output<typeof hookSchema>, baseDir: string | undefined): RuntimeSpec {
-  if (hook.run) return hook.isolation === 'worker' ? { kind: 'in_process', fn: hook.run, isolation: 'worker' } : { kind: 'in_process', fn: hook.run };
+  if (hook.run)
+    return hook.isolation === 'worker' ? { kind: 'in_process', fn: hook.run, isolation: 'worker' } : { kind: 'in_process', fn: hook.run };
   if (hook.command !== undefined) {
     if (typeof hook.command === 'string') return { kind: 'command', command: hook.command, args: null, env: {}, cwd: null };
     return {
@@ -350,7 +360,9 @@ function validateRedactPatterns(redact: RedactConfig, where: string): void {
     try {
       regex = new RegExp(pattern.regex, pattern.flags);
     } catch (error) {
-      throw new ConfigError(`${where}: redact.patterns[${i}] ("${pattern.name}"): regex is not a valid regular expression (${(error as Error).message})`);
+      throw new ConfigError(
+        `${where}: redact.patterns[${i}] ("${pattern.name}"): regex is not a valid regular expression (${(error as Error).message})`,
+      );
     }
     if (regex.test('')) throw new ConfigError(`${where}: redact.patterns[${i}] ("${pattern.name}"): regex matches the empty string`);
   }

@@ -96,7 +96,12 @@ export function withModifiedInput(invocation: Invocation, input: unknown): Invoc
 }
 
 /** Points where something has not happened yet, so its input can still be rewritten. */
-const MODIFIABLE_POINTS: ReadonlySet<Point> = new Set<Point>(['pre_tool_use', 'permission_request', 'user_prompt_submit', 'pre_llm_request']);
+const MODIFIABLE_POINTS: ReadonlySet<Point> = new Set<Point>([
+  'pre_tool_use',
+  'permission_request',
+  'user_prompt_submit',
+  'pre_llm_request',
+]);
 
 /**
  * Why a `modify` cannot apply to this invocation, or null when it can. A replacement must be

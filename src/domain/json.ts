@@ -5,14 +5,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 /** Accepts anything JSON.stringify would keep; used where the shape is the agent's business. */
 export const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.null(),
-    z.array(jsonValueSchema),
-    z.record(z.string(), jsonValueSchema),
-  ]),
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]),
 );
 
 /** A JSON object (record of JSON values). */

@@ -1,13 +1,7 @@
 import { z } from 'zod';
 
 /** Reason codes a deny carries (DESIGN section 3). The last two are produced by the runner. */
-export const REASON_CODES = [
-  'policy_violation',
-  'safety_violation',
-  'schema_violation',
-  'timeout',
-  'runtime_error',
-] as const;
+export const REASON_CODES = ['policy_violation', 'safety_violation', 'schema_violation', 'timeout', 'runtime_error'] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 export const reasonCodeSchema = z.enum(REASON_CODES);
 
@@ -103,7 +97,10 @@ export function parseHookResult(value: unknown): { ok: true; result: HookResult 
   if (!parsed.success) return { ok: false, issues: formatIssues(parsed.error) };
   const result = parsed.data;
   if (result.decision === undefined) {
-    return { ok: true, result: result.additionalContext ? { decision: 'none', additionalContext: result.additionalContext } : { decision: 'none' } };
+    return {
+      ok: true,
+      result: result.additionalContext ? { decision: 'none', additionalContext: result.additionalContext } : { decision: 'none' },
+    };
   }
   return { ok: true, result: result as HookResult };
 }

@@ -50,7 +50,23 @@ export interface HealthAcc {
 }
 
 export function emptyAcc(): HealthAcc {
-  return { runs: 0, allows: 0, denials: 0, asks: 0, modifies: 0, decisive: 0, failures: 0, timeouts: 0, violations: 0, skips: 0, pending: 0, interrupted: 0, timed: 0, maxUs: null, hist: new Map() };
+  return {
+    runs: 0,
+    allows: 0,
+    denials: 0,
+    asks: 0,
+    modifies: 0,
+    decisive: 0,
+    failures: 0,
+    timeouts: 0,
+    violations: 0,
+    skips: 0,
+    pending: 0,
+    interrupted: 0,
+    timed: 0,
+    maxUs: null,
+    hist: new Map(),
+  };
 }
 
 /** A hook's totals over a window: the counters of `HealthAcc`, the histogram as a dense array (merging thousands of hours). */
@@ -157,7 +173,16 @@ export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
 const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
-type LiveRow = [invStartedAt: number, hookId: string, startedAt: number | null, status: string, decision: string | null, failureReason: string | null, decisive: number, durationUs: number | null];
+type LiveRow = [
+  invStartedAt: number,
+  hookId: string,
+  startedAt: number | null,
+  status: string,
+  decision: string | null,
+  failureReason: string | null,
+  decisive: number,
+  durationUs: number | null,
+];
 
 /**
  * Aggregates [from, to) live, per hour and hook: the outcomes of the invocations that started
@@ -268,7 +293,7 @@ export function rollupTotals(
     // Rows recorded since the last build: their earliest start is where built hours may have gone stale.
     const staleAt =
       lastSeen !== null && maxId > lastSeen
-        ? prepared<[number], number | null>(ledger, 'SELECT min(started_at) FROM invocations WHERE id > ?').pluck().get(lastSeen) ?? null
+        ? (prepared<[number], number | null>(ledger, 'SELECT min(started_at) FROM invocations WHERE id > ?').pluck().get(lastSeen) ?? null)
         : null;
     const staleFrom = staleAt === null ? null : floorHour(staleAt);
     snapshot = { lastSeen, maxId, pruneMark, staleFrom };
@@ -278,7 +303,10 @@ export function rollupTotals(
     const from = Math.max(since, floorHour(firstStart));
     if (from >= until) return;
     const valid = (hour: number) => staleFrom === null || hour < staleFrom;
-    const built = prepared<[number, number], number>(ledger, 'SELECT hour FROM health_rollup_hours WHERE hour >= ? AND hour < ? ORDER BY hour')
+    const built = prepared<[number, number], number>(
+      ledger,
+      'SELECT hour FROM health_rollup_hours WHERE hour >= ? AND hour < ? ORDER BY hour',
+    )
       .pluck()
       .all(ceilHour(from), floorHour(until))
       .filter(valid);
@@ -286,12 +314,14 @@ export function rollupTotals(
       const builtSet = new Set(built);
       const rollupRows = (
         hookId === undefined
-          ? prepared<[number, number], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ?').all(built[0]!, built[built.length - 1]! + HOUR_MS)
-          : prepared<[number, number, string], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ? AND hook_id = ?').all(
+          ? prepared<[number, number], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ?').all(
               built[0]!,
               built[built.length - 1]! + HOUR_MS,
-              hookId,
             )
+          : prepared<[number, number, string], RollupRow>(
+              ledger,
+              'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ? AND hook_id = ?',
+            ).all(built[0]!, built[built.length - 1]! + HOUR_MS, hookId)
       ).filter((r) => builtSet.has(r.hour));
       for (const r of rollupRows) addRow(r);
       stats.rolledUp = built.length;
@@ -348,14 +378,32 @@ export function rollupTotals(
       const at = Date.now();
       for (const { hour, hooks } of toStore) {
         for (const [hook, a] of hooks) {
-          insertRow.run(hour, hook, a.runs, a.allows, a.denials, a.asks, a.modifies, a.decisive, a.failures, a.timeouts, a.violations, a.skips, a.interrupted, a.timed, a.maxUs, encodeHistogram(a.hist));
+          insertRow.run(
+            hour,
+            hook,
+            a.runs,
+            a.allows,
+            a.denials,
+            a.asks,
+            a.modifies,
+            a.decisive,
+            a.failures,
+            a.timeouts,
+            a.violations,
+            a.skips,
+            a.interrupted,
+            a.timed,
+            a.maxUs,
+            encodeHistogram(a.hist),
+          );
         }
         insertHour.run(hour, at);
       }
       stats.built = toStore.length;
-      prepared(ledger, 'INSERT INTO health_rollup_state (id, last_invocation_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last_invocation_id = max(last_invocation_id, excluded.last_invocation_id)').run(
-        snapshot.maxId,
-      );
+      prepared(
+        ledger,
+        'INSERT INTO health_rollup_state (id, last_invocation_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last_invocation_id = max(last_invocation_id, excluded.last_invocation_id)',
+      ).run(snapshot.maxId);
     }).immediate();
   }
 }

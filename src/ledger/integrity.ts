@@ -156,7 +156,12 @@ export function invocationEntry(row: RawRow): RowEntry {
 }
 
 export function outcomeEntry(row: RawRow, pendingAtCommit: boolean): RowEntry {
-  if (pendingAtCommit) return entry(`o${row[OUTCOME_ID] as number}~`, 'outcomes~', PENDING_PROJECTION.map((i) => row[i]));
+  if (pendingAtCommit)
+    return entry(
+      `o${row[OUTCOME_ID] as number}~`,
+      'outcomes~',
+      PENDING_PROJECTION.map((i) => row[i]),
+    );
   return entry(`o${row[OUTCOME_ID] as number}`, 'outcomes', row);
 }
 
@@ -173,7 +178,9 @@ export function linkHash(prevHash: string, seq: number, kind: string, refId: num
 
 /** One-shot `crypto.hash` where Node has it (20.12+): no Hash object per link. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
-const sha256Hex = oneShot ? (text: string): string => oneShot('sha256', text, 'hex') : (text: string): string => crypto.createHash('sha256').update(text).digest('hex');
+const sha256Hex = oneShot
+  ? (text: string): string => oneShot('sha256', text, 'hex')
+  : (text: string): string => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The diagnostic `rows` column: each row's label and check. */
 export function rowsText(entries: readonly RowEntry[]): string {
@@ -199,7 +206,10 @@ export class ChainAppender {
   private readonly insertLink: Database.Statement;
 
   constructor(sqlite: Database.Database) {
-    this.selectHead = sqlite.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw() as Database.Statement<[], [number, string]>;
+    this.selectHead = sqlite.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw() as Database.Statement<
+      [],
+      [number, string]
+    >;
     this.insertLink = sqlite.prepare('INSERT INTO chain (seq, kind, ref_id, prev_hash, hash, at, rows) VALUES (?, ?, ?, ?, ?, ?, ?)');
   }
 

@@ -48,7 +48,8 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
   if (path !== ':memory:') {
     const dir = dirname(path);
     if (!existsSync(dir)) {
-      if (!options.createDirectory) throw new LedgerError('ledger_missing_directory', `cannot open ledger ${path}: directory ${dir} does not exist`);
+      if (!options.createDirectory)
+        throw new LedgerError('ledger_missing_directory', `cannot open ledger ${path}: directory ${dir} does not exist`);
       mkdirSync(dir, { recursive: true });
     }
   }
@@ -92,7 +93,10 @@ function applyMigrations(sqlite: Database.Database): void {
     .transaction(() => {
       const from = applied();
       if (from > expected) {
-        throw new LedgerError('ledger_too_new', `the ledger was written by a newer hookledger (schema ${from}, this one knows ${expected}); upgrade hookledger`);
+        throw new LedgerError(
+          'ledger_too_new',
+          `the ledger was written by a newer hookledger (schema ${from}, this one knows ${expected}); upgrade hookledger`,
+        );
       }
       for (const entry of journal.entries.slice(from)) {
         const sql = readFileSync(join(migrationsFolder, `${entry.tag}.sql`), 'utf8');
@@ -137,4 +141,3 @@ function recoverDeadWriters(sqlite: Database.Database): { invocations: number; o
     .immediate();
   return { invocations, outcomes };
 }
-

@@ -67,8 +67,10 @@ const ELIGIBLE = `FROM invocations i
 export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promise<PruneReport> {
   const started = Date.now();
   const batchSize = options.batchSize ?? 500;
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000) throw new UsageError('--batch-size must be an integer from 1 to 100000');
-  if (options.before > started) throw new UsageError(`--before ${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000)
+    throw new UsageError('--batch-size must be an integer from 1 to 100000');
+  if (options.before > started)
+    throw new UsageError(`--before ${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
   const s = ledger.sqlite;
   const pauseMs = options.pauseMs ?? 5;
   const before = options.before;
@@ -103,9 +105,7 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
 
   if (options.dryRun) {
     const counts = s
-      .prepare(
-        `SELECT count(*), coalesce(sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id)), 0) ${ELIGIBLE}`,
-      )
+      .prepare(`SELECT count(*), coalesce(sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id)), 0) ${ELIGIBLE}`)
       .raw()
       .get(before, 0) as [number, number];
     report.invocations = counts[0];
@@ -122,7 +122,11 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
     try {
       result = batch.run(before, afterId, batchSize);
     } catch (error) {
-      throw new LedgerError('ledger_write_failed', `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${ledger.path}: ${describeSqliteError(error)}`, { cause: error });
+      throw new LedgerError(
+        'ledger_write_failed',
+        `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${ledger.path}: ${describeSqliteError(error)}`,
+        { cause: error },
+      );
     }
     report.longestBatchMs = Math.max(report.longestBatchMs, performance.now() - t0);
     if (result === null) break;
@@ -141,20 +145,31 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
 
 /** One batch's statements, prepared once per prune. */
 class PruneBatch {
-  private readonly tx: (before: number, afterId: number, limit: number) => { invocations: number; outcomes: number; links: number; checkpointId: number; lastId: number } | null;
+  private readonly tx: (
+    before: number,
+    afterId: number,
+    limit: number,
+  ) => { invocations: number; outcomes: number; links: number; checkpointId: number; lastId: number } | null;
 
   constructor(s: Database.Database) {
-    const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<[number, number, number], number>;
-    const invocationLinks = s.prepare(
-      `SELECT c.seq, c.hash FROM json_each(?) j JOIN chain c ON c.kind = 'invocation' AND c.ref_id = j.value`,
-    ).raw() as Database.Statement<[string], [number, string]>;
-    const backgroundLinks = s.prepare(
-      `SELECT c.seq, c.hash FROM json_each(?) j JOIN outcomes o ON o.invocation_id = j.value JOIN chain c ON c.kind = 'background' AND c.ref_id = o.id`,
-    ).raw() as Database.Statement<[string], [number, string]>;
+    const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<
+      [number, number, number],
+      number
+    >;
+    const invocationLinks = s
+      .prepare(`SELECT c.seq, c.hash FROM json_each(?) j JOIN chain c ON c.kind = 'invocation' AND c.ref_id = j.value`)
+      .raw() as Database.Statement<[string], [number, string]>;
+    const backgroundLinks = s
+      .prepare(
+        `SELECT c.seq, c.hash FROM json_each(?) j JOIN outcomes o ON o.invocation_id = j.value JOIN chain c ON c.kind = 'background' AND c.ref_id = o.id`,
+      )
+      .raw() as Database.Statement<[string], [number, string]>;
     const deleteLinks = s.prepare('DELETE FROM chain WHERE seq IN (SELECT value FROM json_each(?))');
     const deleteOutcomes = s.prepare('DELETE FROM outcomes WHERE invocation_id IN (SELECT value FROM json_each(?))');
     const deleteInvocations = s.prepare('DELETE FROM invocations WHERE id IN (SELECT value FROM json_each(?))');
-    const insertCheckpoint = s.prepare('INSERT INTO prune_checkpoints (at, before, invocations, outcomes, removed_json) VALUES (?, ?, ?, ?, ?)');
+    const insertCheckpoint = s.prepare(
+      'INSERT INTO prune_checkpoints (at, before, invocations, outcomes, removed_json) VALUES (?, ?, ?, ?, ?)',
+    );
     const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
     const appender = new ChainAppender(s);
     const invalidateRollups = rollupInvalidator(s);

@@ -44,9 +44,16 @@ export const marker = (name: string): string => `[REDACTED:${name}]`;
  * so an unanchored "40 characters of base64" rule is not used for AWS secret keys).
  */
 export const DEFAULT_PATTERNS: readonly { name: string; regex: string; flags?: string }[] = [
-  { name: 'private_key', regex: '-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)' },
+  {
+    name: 'private_key',
+    regex: '-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\\s\\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)',
+  },
   { name: 'aws_access_key', regex: '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b' },
-  { name: 'aws_secret_key', regex: '(?<pre>aws_?secret_?(?:access_?)?key["\']?\\s*[:=]\\s*["\']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])', flags: 'i' },
+  {
+    name: 'aws_secret_key',
+    regex: '(?<pre>aws_?secret_?(?:access_?)?key["\']?\\s*[:=]\\s*["\']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])',
+    flags: 'i',
+  },
   { name: 'gcp_api_key', regex: '\\bAIza[0-9A-Za-z_\\-]{35}(?![0-9A-Za-z_\\-])' },
   { name: 'azure_storage_key', regex: '(?<pre>AccountKey=)[A-Za-z0-9+/]{86}==' },
   { name: 'azure_sas_signature', regex: '(?<pre>[?&]sig=)[A-Za-z0-9%+/=]{20,}' },
@@ -66,7 +73,8 @@ export const DEFAULT_PATTERNS: readonly { name: string; regex: string; flags?: s
 ];
 
 /** Keys whose string values are secrets whatever they look like (a default rule). */
-const SECRET_KEY = /^(?:.*[_-])?(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|token|auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token)$/i;
+const SECRET_KEY =
+  /^(?:.*[_-])?(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|token|auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token)$/i;
 
 /**
  * One case-insensitive alternation of every built-in pattern (context groups made plain): a

@@ -130,4 +130,3 @@ export class ReplayStore {
     return guardWrite(this.ledger.path, what, write);
   }
 }
-

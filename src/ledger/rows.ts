@@ -1,4 +1,13 @@
-import type { Capability, FailureReason, InvocationStatus, Mode, Outcome, OutcomeStatus, RuntimeKind, SkipReason } from '../domain/outcomes.js';
+import type {
+  Capability,
+  FailureReason,
+  InvocationStatus,
+  Mode,
+  Outcome,
+  OutcomeStatus,
+  RuntimeKind,
+  SkipReason,
+} from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { Decision, ReasonCode, ReturnedDecision } from '../domain/results.js';
 import { fromJsonText } from './json-text.js';

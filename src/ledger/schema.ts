@@ -67,23 +67,41 @@ export const invocations = sqliteTable(
     index('invocations_session').on(t.sessionId, t.id),
     index('invocations_decision').on(t.decision, t.id),
     index('invocations_started_at').on(t.startedAt),
-    index('invocations_running').on(t.status).where(sql`status = 'running'`),
+    index('invocations_running')
+      .on(t.status)
+      .where(sql`status = 'running'`),
     // Report filters (denials, sessions, export, replay) walk invocations in id order; each
     // filter column has an index ending in id so that a page is a range read, not a sort.
     index('invocations_tool').on(t.toolName, t.id),
     index('invocations_point').on(t.point, t.id),
     index('invocations_hook_set').on(t.hookSetId, t.id),
-    index('invocations_decisive_hook').on(t.decisiveHookId, t.id).where(sql`decisive_hook_id IS NOT NULL`),
-    index('invocations_reason').on(t.reasonCode, t.id).where(sql`reason_code IS NOT NULL`),
+    index('invocations_decisive_hook')
+      .on(t.decisiveHookId, t.id)
+      .where(sql`decisive_hook_id IS NOT NULL`),
+    index('invocations_reason')
+      .on(t.reasonCode, t.id)
+      .where(sql`reason_code IS NOT NULL`),
     // Denials are a few percent of invocations: these partial indexes hold only them, so a
     // filtered page of denials reads exactly its rows however rare the filter value is.
-    index('invocations_deny_tool').on(t.toolName, t.id).where(sql`decision = 'deny'`),
-    index('invocations_deny_point').on(t.point, t.id).where(sql`decision = 'deny'`),
-    index('invocations_deny_hook').on(t.decisiveHookId, t.id).where(sql`decision = 'deny'`),
-    index('invocations_deny_hook_set').on(t.hookSetId, t.id).where(sql`decision = 'deny'`),
-    index('invocations_deny_session').on(t.sessionId, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_tool')
+      .on(t.toolName, t.id)
+      .where(sql`decision = 'deny'`),
+    index('invocations_deny_point')
+      .on(t.point, t.id)
+      .where(sql`decision = 'deny'`),
+    index('invocations_deny_hook')
+      .on(t.decisiveHookId, t.id)
+      .where(sql`decision = 'deny'`),
+    index('invocations_deny_hook_set')
+      .on(t.hookSetId, t.id)
+      .where(sql`decision = 'deny'`),
+    index('invocations_deny_session')
+      .on(t.sessionId, t.id)
+      .where(sql`decision = 'deny'`),
     // A time bound on denials becomes an id range read from the denials alone (a few percent of the window).
-    index('invocations_deny_started_at').on(t.startedAt, t.id).where(sql`decision = 'deny'`),
+    index('invocations_deny_started_at')
+      .on(t.startedAt, t.id)
+      .where(sql`decision = 'deny'`),
   ],
 );
 
@@ -126,8 +144,12 @@ export const outcomes = sqliteTable(
     // Hook health reads only this index: ordered by duration within a hook, so a percentile is
     // the k-th entry in the window with no sort; the other columns make it covering.
     index('outcomes_health').on(t.hookId, t.durationUs, t.startedAt, t.status, t.decision, t.failureReason, t.decisive),
-    index('outcomes_skipped').on(t.hookId, t.invocationId).where(sql`status = 'skipped'`),
-    index('outcomes_pending').on(t.status).where(sql`status = 'pending'`),
+    index('outcomes_skipped')
+      .on(t.hookId, t.invocationId)
+      .where(sql`status = 'skipped'`),
+    index('outcomes_pending')
+      .on(t.status)
+      .where(sql`status = 'pending'`),
   ],
 );
 
@@ -217,7 +239,6 @@ export const pruneCheckpoints = sqliteTable('prune_checkpoints', {
   /** JSON array of [firstSeq, lastSeq, hashOfLastSeq] for each run of removed chain links. */
   removedJson: text('removed_json').notNull(),
 });
-
 
 /**
  * Hook health, rolled up per hook per closed UTC hour (ledger/health-rollup.ts). Runs count in

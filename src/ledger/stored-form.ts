@@ -32,7 +32,10 @@ export function storedDecision(
 
 /** The outcome as stored: hook-supplied text and values redacted; paths relative to the outcome. */
 export function redactOutcome(redactor: Redactor, o: Outcome, inputPath: string[]): { outcome: Outcome; paths: string[] } {
-  if (redactor.empty || (o.message === null && o.payload === null && o.modifiedInput === null && o.additionalContext === null && o.failureDetail === null)) {
+  if (
+    redactor.empty ||
+    (o.message === null && o.payload === null && o.modifiedInput === null && o.additionalContext === null && o.failureDetail === null)
+  ) {
     return { outcome: o, paths: [] };
   }
   const message = redactor.redactText(o.message, ['message']);

@@ -101,19 +101,20 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
     if (problems.length < maxProblems) problems.push(p);
   };
 
-  const linksAfter = s.prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?').raw() as Database.Statement<
-    [number, number],
-    LinkRow
-  >;
-  const checkpointLinks = s.prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`).raw() as Database.Statement<
-    [],
-    LinkRow
-  >;
+  const linksAfter = s
+    .prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?')
+    .raw() as Database.Statement<[number, number], LinkRow>;
+  const checkpointLinks = s
+    .prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`)
+    .raw() as Database.Statement<[], LinkRow>;
   const selectInvocation = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
   const selectOutcomes = s.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
   const selectOutcome = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
   const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
-  const backgroundLinked = s.prepare(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = ?`).pluck() as Database.Statement<[number], number>;
+  const backgroundLinked = s.prepare(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = ?`).pluck() as Database.Statement<
+    [number],
+    number
+  >;
 
   return s
     .transaction((): VerifyReport => {
@@ -128,7 +129,13 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
       const removedInvocations = new Set<number>();
       let links = 0;
       type Ref = { label: string; table: IntegrityProblem['table']; id: number };
-      let prev: { seq: number; hash: string } & Ref = { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain', id: 0 };
+      let prev: { seq: number; hash: string } & Ref = {
+        seq: 0,
+        hash: GENESIS_HASH,
+        label: 'the start of the chain',
+        table: 'chain',
+        id: 0,
+      };
       for (;;) {
         const batch = linksAfter.all(prev.seq, batchSize);
         if (batch.length === 0) break;
@@ -202,18 +209,38 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
         if (kind === 'background') {
           records.backgroundOutcomes++;
           const row = selectOutcome.get(refId);
-          if (!row) report({ kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
+          if (!row)
+            report({ kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
           else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash) {
-            report({ kind: 'changed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} differs from what was committed (link ${seq})` });
+            report({
+              kind: 'changed',
+              table: 'outcomes',
+              id: refId,
+              seq,
+              detail: `background outcome #${refId} differs from what was committed (link ${seq})`,
+            });
           }
           return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
         }
         if (kind === 'checkpoint') {
           records.checkpoints++;
           const row = selectCheckpoint.get(refId);
-          if (!row) report({ kind: 'removed', table: 'prune_checkpoints', id: refId, seq, detail: `prune checkpoint #${refId} (link ${seq}) is gone` });
+          if (!row)
+            report({
+              kind: 'removed',
+              table: 'prune_checkpoints',
+              id: refId,
+              seq,
+              detail: `prune checkpoint #${refId} (link ${seq}) is gone`,
+            });
           else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) {
-            report({ kind: 'changed', table: 'prune_checkpoints', id: refId, seq, detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})` });
+            report({
+              kind: 'changed',
+              table: 'prune_checkpoints',
+              id: refId,
+              seq,
+              detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})`,
+            });
           }
           return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
         }
@@ -230,15 +257,28 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
           const table = label.startsWith('i') ? 'invocations' : 'outcomes';
           const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
           if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
-          else if (now.check !== was.check) found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
+          else if (now.check !== was.check)
+            found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
         }
         for (const [label] of current) {
           if (stored.has(label)) continue;
           const id = Number(label.slice(1));
-          found.push({ kind: 'inserted', table: 'outcomes', id, seq, detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})` });
+          found.push({
+            kind: 'inserted',
+            table: 'outcomes',
+            id,
+            seq,
+            detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
+          });
         }
         if (found.length === 0) {
-          found.push({ kind: 'changed', table: 'invocations', id: invocationId, seq, detail: `invocation #${invocationId} or its link ${seq} differs from what was committed` });
+          found.push({
+            kind: 'changed',
+            table: 'invocations',
+            id: invocationId,
+            seq,
+            detail: `invocation #${invocationId} or its link ${seq} differs from what was committed`,
+          });
         }
         found.forEach(report);
       }
@@ -254,7 +294,14 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
       let uncommitted = 0;
       for (const [id, status, decision, hasOutcomes] of unlinked) {
         if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === 0) uncommitted++;
-        else report({ kind: 'inserted', table: 'invocations', id, seq: null, detail: `invocation #${id} (${status}, decision ${decision ?? 'none'}) has no chain link: it was not committed by hookledger` });
+        else
+          report({
+            kind: 'inserted',
+            table: 'invocations',
+            id,
+            seq: null,
+            detail: `invocation #${id} (${status}, decision ${decision ?? 'none'}) has no chain link: it was not committed by hookledger`,
+          });
       }
       const orphans = s
         .prepare('SELECT id, invocation_id FROM outcomes WHERE invocation_id NOT IN (SELECT id FROM invocations) ORDER BY id')
@@ -262,23 +309,39 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
         .all() as [number, number][];
       for (const [id, invocationId] of orphans) {
         if (removedInvocations.has(invocationId)) continue;
-        report({ kind: 'inserted', table: 'outcomes', id, seq: null, detail: `outcome #${id} belongs to no invocation (#${invocationId} does not exist)` });
+        report({
+          kind: 'inserted',
+          table: 'outcomes',
+          id,
+          seq: null,
+          detail: `outcome #${id} belongs to no invocation (#${invocationId} does not exist)`,
+        });
       }
       const unlinkedCheckpoints = s
-        .prepare(`SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`)
+        .prepare(
+          `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`,
+        )
         .pluck()
         .all() as number[];
-      for (const id of unlinkedCheckpoints) report({ kind: 'inserted', table: 'prune_checkpoints', id, seq: null, detail: `prune checkpoint #${id} has no chain link` });
+      for (const id of unlinkedCheckpoints)
+        report({ kind: 'inserted', table: 'prune_checkpoints', id, seq: null, detail: `prune checkpoint #${id} has no chain link` });
       for (const [id, fingerprint, definition, name, version, strategy] of s
         .prepare('SELECT id, fingerprint, definition_json, name, version, strategy FROM hook_sets ORDER BY id')
         .raw()
         .iterate() as IterableIterator<[number, string, string, string, string, string]>) {
         if (!hookSetIntact(fingerprint, definition, name, version, strategy)) {
-          report({ kind: 'changed', table: 'hook_sets', id, seq: null, detail: `hook set #${id} ("${name}") does not match its fingerprint ${fingerprint.slice(0, 12)}` });
+          report({
+            kind: 'changed',
+            table: 'hook_sets',
+            id,
+            seq: null,
+            detail: `hook set #${id} ("${name}") does not match its fingerprint ${fingerprint.slice(0, 12)}`,
+          });
         }
       }
 
-      const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
+      const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as
+        { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
       let anchor: AnchorCheck | undefined;
       if (options.anchor) {
         anchor = checkAnchor(s, options.anchor, head, pruned);
@@ -409,7 +472,8 @@ export function readAnchor(file: string): Anchor | undefined {
   if (!existsSync(file)) return undefined;
   try {
     const json = JSON.parse(readFileSync(file, 'utf8')) as Partial<Anchor>;
-    if (typeof json.seq !== 'number' || typeof json.hash !== 'string' || !/^[0-9a-f]{64}$/.test(json.hash)) throw new Error('expected {"seq": number, "hash": 64 hex digits}');
+    if (typeof json.seq !== 'number' || typeof json.hash !== 'string' || !/^[0-9a-f]{64}$/.test(json.hash))
+      throw new Error('expected {"seq": number, "hash": 64 hex digits}');
     return { seq: json.seq, hash: json.hash, ...(typeof json.at === 'string' ? { at: json.at } : {}) };
   } catch (error) {
     throw new IntegrityError(`anchor ${file} is not a hookledger anchor: ${(error as Error).message}`);

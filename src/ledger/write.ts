@@ -153,12 +153,27 @@ export class LedgerWriter {
         durationUs: result.durationUs,
       };
       const changes = this.updateInvocation.run(
-        final.decision, final.decisiveHookId, final.reasonCode, final.message, final.modifiedInputJson, final.contextJson,
-        final.redactionsJson, final.finishedAt, final.durationUs, id,
+        final.decision,
+        final.decisiveHookId,
+        final.reasonCode,
+        final.message,
+        final.modifiedInputJson,
+        final.contextJson,
+        final.redactionsJson,
+        final.finishedAt,
+        final.durationUs,
+        id,
       ).changes;
-      if (changes !== 1) throw new LedgerError('ledger_write_failed', `invocation #${id} is not in ${this.ledger.path}; its decision cannot be committed`);
+      if (changes !== 1)
+        throw new LedgerError('ledger_write_failed', `invocation #${id} is not in ${this.ledger.path}; its decision cannot be committed`);
       const pendingIds: number[] = [];
-      const entries = this.chained ? [invocationEntry(open ? invocationRow(open.row, final, this.fingerprintOf(open.row.hookSetId)) : this.selectInvocationRow.get(id)!)] : [];
+      const entries = this.chained
+        ? [
+            invocationEntry(
+              open ? invocationRow(open.row, final, this.fingerprintOf(open.row.hookSetId)) : this.selectInvocationRow.get(id)!,
+            ),
+          ]
+        : [];
       for (const [i, outcome] of outcomes.entries()) {
         const params = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
         const values = outcomeValues(params);
@@ -237,8 +252,22 @@ export class LedgerWriter {
     const id = this.guard('record the invocation', () =>
       Number(
         this.insertInvocation.run(
-          row.hookSetId, row.point, row.eventName, row.sessionId, row.turn, row.toolName, row.toolUseId, row.agent, row.cwd,
-          row.inputJson, row.invocationJson, row.rawJson, row.redactionsJson, row.startedAt, row.pid, row.host,
+          row.hookSetId,
+          row.point,
+          row.eventName,
+          row.sessionId,
+          row.turn,
+          row.toolName,
+          row.toolUseId,
+          row.agent,
+          row.cwd,
+          row.inputJson,
+          row.invocationJson,
+          row.rawJson,
+          row.redactionsJson,
+          row.startedAt,
+          row.pid,
+          row.host,
         ).lastInsertRowid,
       ),
     );
@@ -293,7 +322,8 @@ export class LedgerWriter {
   private fingerprintOf(hookSetId: number): string | null {
     let fingerprint = this.fingerprints.get(hookSetId);
     if (fingerprint === undefined) {
-      fingerprint = this.ledger.sqlite.prepare('SELECT fingerprint FROM hook_sets WHERE id = ?').pluck().get(hookSetId) as string | undefined;
+      fingerprint = this.ledger.sqlite.prepare('SELECT fingerprint FROM hook_sets WHERE id = ?').pluck().get(hookSetId) as
+        string | undefined;
       if (fingerprint === undefined) return null;
       this.fingerprints.set(hookSetId, fingerprint);
     }
@@ -307,11 +337,50 @@ export class LedgerWriter {
 }
 
 /** The invocation row as `INVOCATION_SELECT` returns it, from the values bound by begin and finish. */
-function invocationRow(b: BeginParams, f: { id: number; decision: string; decisiveHookId: string | null; reasonCode: string | null; message: string | null; modifiedInputJson: string | null; contextJson: string | null; redactionsJson: string | null; finishedAt: number; durationUs: number }, fingerprint: string | null): RawRow {
+function invocationRow(
+  b: BeginParams,
+  f: {
+    id: number;
+    decision: string;
+    decisiveHookId: string | null;
+    reasonCode: string | null;
+    message: string | null;
+    modifiedInputJson: string | null;
+    contextJson: string | null;
+    redactionsJson: string | null;
+    finishedAt: number;
+    durationUs: number;
+  },
+  fingerprint: string | null,
+): RawRow {
   return [
-    f.id, b.hookSetId, b.point, b.eventName, b.sessionId, b.turn, b.toolName, b.toolUseId, b.agent, b.cwd, b.inputJson, b.invocationJson,
-    b.rawJson, f.modifiedInputJson, 'completed', f.decision, f.decisiveHookId, f.reasonCode, f.message, f.contextJson, f.redactionsJson,
-    b.startedAt, f.finishedAt, f.durationUs, b.pid, b.host, fingerprint,
+    f.id,
+    b.hookSetId,
+    b.point,
+    b.eventName,
+    b.sessionId,
+    b.turn,
+    b.toolName,
+    b.toolUseId,
+    b.agent,
+    b.cwd,
+    b.inputJson,
+    b.invocationJson,
+    b.rawJson,
+    f.modifiedInputJson,
+    'completed',
+    f.decision,
+    f.decisiveHookId,
+    f.reasonCode,
+    f.message,
+    f.contextJson,
+    f.redactionsJson,
+    b.startedAt,
+    f.finishedAt,
+    f.durationUs,
+    b.pid,
+    b.host,
+    fingerprint,
   ];
 }
 
@@ -321,9 +390,31 @@ function invocationRow(b: BeginParams, f: { id: number; decision: string; decisi
  */
 function outcomeValues(p: ReturnType<typeof outcomeParams>): RawRow {
   return [
-    p.invocationId, p.hookId, p.point, p.priority, p.registrationIndex, p.executionOrder, p.mode, p.capability, p.runtime, p.status,
-    p.decision, p.decisive, p.reasonCode, p.message, p.payloadJson, p.modifiedInputJson, p.additionalContext, p.failureReason,
-    p.failureDetail, p.skipReason, p.skippedBy, p.redactionsJson, p.timeoutMs, p.startedAt, p.durationUs,
+    p.invocationId,
+    p.hookId,
+    p.point,
+    p.priority,
+    p.registrationIndex,
+    p.executionOrder,
+    p.mode,
+    p.capability,
+    p.runtime,
+    p.status,
+    p.decision,
+    p.decisive,
+    p.reasonCode,
+    p.message,
+    p.payloadJson,
+    p.modifiedInputJson,
+    p.additionalContext,
+    p.failureReason,
+    p.failureDetail,
+    p.skipReason,
+    p.skippedBy,
+    p.redactionsJson,
+    p.timeoutMs,
+    p.startedAt,
+    p.durationUs,
   ];
 }
 

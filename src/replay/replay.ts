@@ -93,7 +93,8 @@ export function defaultConcurrency(hookSet: HookSet, baseline?: HookSet): number
  */
 export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> {
   const concurrency = options.concurrency ?? defaultConcurrency(options.hookSet, options.baseline);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`concurrency must be a positive integer (got ${concurrency})`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new UsageError(`concurrency must be a positive integer (got ${concurrency})`);
   if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
     throw new UsageError(`limit must be a positive integer (got ${options.limit})`);
   }
@@ -121,7 +122,9 @@ export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> 
     void baseline?.close();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  const aborted = signal ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }))) : null;
+  const aborted = signal
+    ? new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })))
+    : null;
   const t0 = Date.now();
   let done = 0;
   let status: 'completed' | 'incomplete' = 'completed';
@@ -204,7 +207,13 @@ async function replayOne(
   for (const o of recordedOutcomes) {
     if (!DECISIONS_ONLY(o, withBackground)) continue;
     recordedIds.push(o.hook_id);
-    recordedStates.push({ status: o.status, decision: o.decision, decisive: o.decisive === 1, reasonCode: o.reason_code, failureReason: o.failure_reason });
+    recordedStates.push({
+      status: o.status,
+      decision: o.decision,
+      decisive: o.decisive === 1,
+      reasonCode: o.reason_code,
+      failureReason: o.failure_reason,
+    });
   }
   const warnings: string[] = [];
   const inputRedacted = redactedInputPaths(row.redactions_json);
@@ -278,7 +287,13 @@ async function replayOne(
 }
 
 function stateOf(r: Replayed): DecisionState {
-  return { decision: r.decision, decisiveHookId: r.decisiveHookId, reasonCode: r.reasonCode, message: r.message, modifiedInputJson: r.modifiedInputJson };
+  return {
+    decision: r.decision,
+    decisiveHookId: r.decisiveHookId,
+    reasonCode: r.reasonCode,
+    message: r.message,
+    modifiedInputJson: r.modifiedInputJson,
+  };
 }
 
 function statesOf(r: Replayed, withBackground: boolean): [string[], HookState[]] {

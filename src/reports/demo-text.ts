@@ -38,12 +38,18 @@ export function renderDemoSummary(s: DemoSummary, paint: Paint): string {
     const inv = e.invocation;
     const subject = inv.toolName ? `${inv.toolName}` : inv.point;
     lines.push('');
-    lines.push(`  #${inv.id} ${subject}  ${paint('red', 'DENY')} by ${paint('bold', inv.decisiveHookId ?? '?')} [${inv.reasonCode ?? '-'}]`);
+    lines.push(
+      `  #${inv.id} ${subject}  ${paint('red', 'DENY')} by ${paint('bold', inv.decisiveHookId ?? '?')} [${inv.reasonCode ?? '-'}]`,
+    );
     lines.push(`    ${oneLine(inv.message ?? '')}`);
     lines.push(`    input  ${summarise(e.input, 70)}`);
     const chain = e.outcomes
       .filter((o) => o.mode === 'foreground')
-      .map((o) => (o.status === 'skipped' ? paint('dim', `${o.hookId}(skipped)`) : `${o.hookId}(${o.status === 'completed' ? o.decision : o.status} ${formatDuration(o.durationUs)})`));
+      .map((o) =>
+        o.status === 'skipped'
+          ? paint('dim', `${o.hookId}(skipped)`)
+          : `${o.hookId}(${o.status === 'completed' ? o.decision : o.status} ${formatDuration(o.durationUs)})`,
+      );
     lines.push(`    hooks  ${chain.join(' → ')}`);
   }
   lines.push('');

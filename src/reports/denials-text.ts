@@ -4,7 +4,9 @@ import type { DenialGroups, DenialPage } from '../ledger/queries/denials.js';
 
 /** `2026-11-01 12:00:03`: UTC, to the second, without the ISO punctuation that costs columns. */
 export function shortTime(ms: number): string {
-  return formatTime(ms).replace('T', ' ').replace(/(\.\d+)?Z$/, '');
+  return formatTime(ms)
+    .replace('T', ' ')
+    .replace(/(\.\d+)?Z$/, '');
 }
 
 /** Cuts an identifier to `max` characters, keeping its start (ids and sessions are recognised by their prefix). */
@@ -54,7 +56,9 @@ export function renderDenialGroups(g: DenialGroups, paint: Paint, width = 80): s
   for (const x of g.groups) {
     const share = `${((x.count / g.total) * 100).toFixed(1)}%`;
     const bar = '█'.repeat(Math.max(1, Math.round((x.count / max) * barWidth)));
-    lines.push(`${clip(x.key ?? '(none)', keyWidth).padEnd(keyWidth)}  ${String(x.count).padStart(countWidth)}  ${share.padStart(5)}  ${paint('red', bar)}`);
+    lines.push(
+      `${clip(x.key ?? '(none)', keyWidth).padEnd(keyWidth)}  ${String(x.count).padStart(countWidth)}  ${share.padStart(5)}  ${paint('red', bar)}`,
+    );
   }
   lines.push('');
   const shown = g.groups.length < g.totalGroups ? `, ${g.groups.length} of ${g.totalGroups} groups shown (--limit)` : '';

@@ -55,7 +55,8 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
   if (e.modifiedInput !== null) lines.push(`  modified  ${summarise(e.modifiedInput, 200)}`);
   for (const context of e.additionalContext) lines.push(`  context   ${summarise(context, 200)}`);
   if (e.redactions.length > 0) lines.push(`  redacted  ${e.redactions.join(', ')}`);
-  if (e.related.length > 0) lines.push(`  related   ${e.related.map((r) => `${r.id} (${r.point}${r.decision ? `, ${r.decision}` : ''})`).join(', ')}`);
+  if (e.related.length > 0)
+    lines.push(`  related   ${e.related.map((r) => `${r.id} (${r.point}${r.decision ? `, ${r.decision}` : ''})`).join(', ')}`);
   return lines.join('\n');
 }
 

@@ -38,7 +38,10 @@ function n(value: number): string {
 export function renderHealth(report: HealthReport, paint: Paint, thresholds: HealthThresholds = DEFAULT_THRESHOLDS, width = 80): string {
   const days = (report.until - report.since) / 86_400_000;
   const lines = [
-    paint('bold', `Hook health, ${shortTime(report.since)} → ${shortTime(report.until)} UTC (${days >= 1 ? `${Math.round(days * 10) / 10} days` : `${Math.round(days * 24 * 10) / 10} hours`})`),
+    paint(
+      'bold',
+      `Hook health, ${shortTime(report.since)} → ${shortTime(report.until)} UTC (${days >= 1 ? `${Math.round(days * 10) / 10} days` : `${Math.round(days * 24 * 10) / 10} hours`})`,
+    ),
     '',
   ];
   if (report.hooks.length === 0) {

@@ -36,7 +36,12 @@ export function renderReplayRun(detail: ReplayRunDetail, paint: Paint): string {
   const { run } = detail;
   const t = run.totals;
   const lines: string[] = [];
-  const status = run.status === 'completed' ? paint('green', 'completed') : run.status === 'incomplete' ? paint('yellow', 'INCOMPLETE') : paint('yellow', run.status);
+  const status =
+    run.status === 'completed'
+      ? paint('green', 'completed')
+      : run.status === 'incomplete'
+        ? paint('yellow', 'INCOMPLETE')
+        : paint('yellow', run.status);
   lines.push(`${paint('bold', `Replay run ${run.id}`)}  ${hookSetLabel(run.hookSet)}  ${status}`);
   if (run.status === 'incomplete') {
     lines.push(paint('yellow', `  stopped after ${t.replayed} of ${t.selected} invocations; the results so far are kept`));
@@ -46,7 +51,9 @@ export function renderReplayRun(detail: ReplayRunDetail, paint: Paint): string {
   lines.push(
     `  options     ${run.options.withBackground ? 'background hooks run' : 'background hooks not run'}, concurrency ${run.options.concurrency ?? '-'}`,
   );
-  lines.push(`  started     ${formatTime(run.startedAt)}${run.finishedAt !== null ? `  took ${formatMs(run.finishedAt - run.startedAt)}` : ''}`);
+  lines.push(
+    `  started     ${formatTime(run.startedAt)}${run.finishedAt !== null ? `  took ${formatMs(run.finishedAt - run.startedAt)}` : ''}`,
+  );
   lines.push('');
   const rows: [string, number, ChangeKind | null][] = [
     ['replayed', t.replayed, null],
@@ -120,9 +127,11 @@ function renderChange(c: ReplayResult, paint: Paint): string[] {
   if (c.old) lines.push(cut(`      was  ${describeDecision(c.old)}`));
   if (c.new) lines.push(cut(`      now  ${describeDecision(c.new)}`));
   if (c.error) lines.push(cut(`      error  ${c.error}`));
-  if (c.hookChanges && c.hookChanges.length > 0) lines.push(...wrap(`hooks  ${c.hookChanges.map(describeHookChange).join('; ')}`, '      ', '             '));
+  if (c.hookChanges && c.hookChanges.length > 0)
+    lines.push(...wrap(`hooks  ${c.hookChanges.map(describeHookChange).join('; ')}`, '      ', '             '));
   if (c.baselineMismatch) lines.push(paint('yellow', '      (the baseline did not reproduce the recording either)'));
-  for (const warning of c.warnings ?? []) lines.push(...wrap(`warning  ${warning}`, '      ', '               ').map((l) => paint('yellow', l)));
+  for (const warning of c.warnings ?? [])
+    lines.push(...wrap(`warning  ${warning}`, '      ', '               ').map((l) => paint('yellow', l)));
   return lines;
 }
 

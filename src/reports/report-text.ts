@@ -10,11 +10,15 @@ export function renderReport(report: Report, paint: Paint): string {
     `${paint(colour, report.decision.toUpperCase())}  ${report.point}  (invocation ${report.invocationId}, ${formatDuration(report.durationUs)})`,
   ];
   if (report.decisiveHookId) {
-    lines.push(`  decided by ${report.decisiveHookId}${report.reasonCode ? ` [${report.reasonCode}]` : ''}: ${oneLine(report.message ?? '(no message)')}`);
+    lines.push(
+      `  decided by ${report.decisiveHookId}${report.reasonCode ? ` [${report.reasonCode}]` : ''}: ${oneLine(report.message ?? '(no message)')}`,
+    );
   }
   if (report.modifiedInput !== null) lines.push(`  modified input: ${summarise(report.modifiedInput, 120)}`);
   for (const o of report.outcomes) {
-    lines.push(`  ${o.decisive ? '*' : ' '} ${o.hookId}  ${o.status}${o.decision ? ` ${o.decision}` : ''}  ${formatDuration(o.durationUs)}  ${outcomeNote(o)}`.trimEnd());
+    lines.push(
+      `  ${o.decisive ? '*' : ' '} ${o.hookId}  ${o.status}${o.decision ? ` ${o.decision}` : ''}  ${formatDuration(o.durationUs)}  ${outcomeNote(o)}`.trimEnd(),
+    );
   }
   lines.push(`  explain: hookledger explain ${report.invocationId}`);
   return lines.join('\n');

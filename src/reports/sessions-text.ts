@@ -35,9 +35,7 @@ export function renderSessions(page: SessionPage, paint: Paint, width = 80): str
   const lines = table(['LAST SEEN (UTC)', 'EVENTS', 'DENY', 'FAIL', 'T/O', 'SESSION'], rows, width, { keep: [5] }).split('\n');
   lines[0] = paint('bold', lines[0]!);
   lines.push('');
-  lines.push(
-    paint('dim', `${page.nextCursor ? `more: --cursor ${page.nextCursor}   ` : ''}timeline: hookledger sessions SESSION`),
-  );
+  lines.push(paint('dim', `${page.nextCursor ? `more: --cursor ${page.nextCursor}   ` : ''}timeline: hookledger sessions SESSION`));
   return lines.join('\n');
 }
 
@@ -54,7 +52,9 @@ const DECISION_COLOUR = { deny: 'red', ask: 'yellow', allow: 'green', none: 'dim
 
 /** What the last column of a timeline line says: what was attempted (or, when modified, what the agent went on with). */
 function eventDetail(e: TimelineEvent): string {
-  const problems = [e.failures > 0 ? `${e.failures} failed` : '', e.timeouts > 0 ? `${e.timeouts} timed out` : ''].filter(Boolean).join(', ');
+  const problems = [e.failures > 0 ? `${e.failures} failed` : '', e.timeouts > 0 ? `${e.timeouts} timed out` : '']
+    .filter(Boolean)
+    .join(', ');
   const prefix = problems ? `(${problems}) ` : '';
   if (e.status !== 'completed') return `${prefix}${e.status}${e.message ? `: ${oneLine(e.message)}` : ''}`;
   if (e.modified) return `${prefix}→ ${summarise(e.modifiedInput, 200)}`;

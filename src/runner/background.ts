@@ -78,10 +78,12 @@ export class BackgroundDispatcher {
       // Started on a later turn of the event loop, never inside the caller's run(): a
       // synchronous hook (or the synchronous start of an async one) would otherwise hold
       // back the decision it must not delay.
-      const task = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run(job)).finally(() => {
-        this.running.delete(task);
-        this.pump();
-      });
+      const task = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => this.run(job))
+        .finally(() => {
+          this.running.delete(task);
+          this.pump();
+        });
       this.running.add(task);
     }
   }
@@ -94,7 +96,10 @@ export class BackgroundDispatcher {
       signal: this.shutdown.signal,
     });
     const outcome = applyExecution(job.outcome, execution, job.executionOrder);
-    if (execution.ok && ((execution.result.decision !== 'none' && execution.result.decision !== 'allow') || replacementOf(execution.result) !== undefined)) {
+    if (
+      execution.ok &&
+      ((execution.result.decision !== 'none' && execution.result.decision !== 'allow') || replacementOf(execution.result) !== undefined)
+    ) {
       outcome.failureReason = 'observe_only_violation';
       outcome.failureDetail = `a background hook returned ${execution.result.decision}${execution.result.decision === 'allow' ? ' with a replacement input' : ''}; background hooks never decide`;
     }

@@ -87,7 +87,10 @@ export function executeHook(hook: ResolvedHook, invocation: Invocation, options:
     // In-process functions are called directly: for a synchronous answer, arming a timer and
     // chaining promises would cost more than the hook itself. A synchronous hook cannot be
     // interrupted anyway (that needs worker isolation).
-    started = hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker' ? hook.runtime.fn(invocation, ctx) : runtimeFor(hook).execute(hook, invocation, ctx);
+    started =
+      hook.runtime.kind === 'in_process' && hook.runtime.isolation !== 'worker'
+        ? hook.runtime.fn(invocation, ctx)
+        : runtimeFor(hook).execute(hook, invocation, ctx);
     // Inside the try: reading `then` runs a hostile getter.
     thenable = isThenable(started);
   } catch (error) {
@@ -134,21 +137,35 @@ function settled(hook: ResolvedHook, options: ExecuteOptions, value: unknown, st
   try {
     input = frozenCopy(replacement) as {} | null;
   } catch (error) {
-    return { ok: false, failureReason: 'invalid_result', detail: `input: could not be read (${describeHostile(error)})`, startedAt, durationUs };
+    return {
+      ok: false,
+      failureReason: 'invalid_result',
+      detail: `input: could not be read (${describeHostile(error)})`,
+      startedAt,
+      durationUs,
+    };
   }
   // Only results with a replacement reach here (replacementOf), and those all have `input`.
   return { ok: true, result: { ...parsed.result, input } as HookResult, startedAt, durationUs };
 }
 
 /** A hook threw, rejected or ran out of time. */
-function failed(hook: ResolvedHook, options: ExecuteOptions, ctx: ExecutionContext, error: unknown, startedAt: number, t0: bigint): HookExecution {
+function failed(
+  hook: ResolvedHook,
+  options: ExecuteOptions,
+  ctx: ExecutionContext,
+  error: unknown,
+  startedAt: number,
+  t0: bigint,
+): HookExecution {
   const durationUs = elapsedUs(t0);
   if (error instanceof TimeoutError) {
     ctx.abort(error);
     return { ok: false, failureReason: 'timeout', detail: `did not finish within its ${hook.timeoutMs} ms timeout`, startedAt, durationUs };
   }
   if (error instanceof HookExecutionFailure) return { ok: false, failureReason: error.reason, detail: error.detail, startedAt, durationUs };
-  if (ctx.aborted || options.signal?.aborted) return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
+  if (ctx.aborted || options.signal?.aborted)
+    return { ok: false, failureReason: 'timeout', detail: SHUTDOWN_DETAIL, startedAt, durationUs };
   return { ok: false, failureReason: 'execution_failed', detail: `threw: ${describeHostile(error)}`, startedAt, durationUs };
 }
 
@@ -175,5 +192,9 @@ function safeParse(value: unknown): ReturnType<typeof parseHookResult> {
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }

@@ -63,7 +63,14 @@ export async function runForegroundPass(
     const replacement = execution.ok ? replacementOf(execution.result) : undefined;
     if (execution.ok && replacement !== undefined && hook.capability === 'guardrail') {
       const problem = modifyProblem(current, replacement);
-      if (problem !== null) execution = { ok: false, failureReason: 'invalid_result', detail: problem, startedAt: execution.startedAt, durationUs: execution.durationUs };
+      if (problem !== null)
+        execution = {
+          ok: false,
+          failureReason: 'invalid_result',
+          detail: problem,
+          startedAt: execution.startedAt,
+          durationUs: execution.durationUs,
+        };
     }
     const outcome = applyExecution(blankOutcome(registration, invocation.point), execution, order);
     outcomes.push(outcome);

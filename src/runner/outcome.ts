@@ -53,7 +53,14 @@ export function applyExecution(outcome: Outcome, execution: HookExecution, execu
     status: 'completed',
     decision: r.decision,
     reasonCode: r.decision === 'deny' ? r.reasonCode : null,
-    message: r.decision === 'deny' || r.decision === 'ask' ? r.message : r.decision === 'allow' ? (r.message ?? null) : r.decision === 'modify' ? (r.reason ?? null) : null,
+    message:
+      r.decision === 'deny' || r.decision === 'ask'
+        ? r.message
+        : r.decision === 'allow'
+          ? (r.message ?? null)
+          : r.decision === 'modify'
+            ? (r.reason ?? null)
+            : null,
     payload: r.decision === 'deny' ? (r.payload ?? null) : null,
     modifiedInput: replacementOf(r) ?? null,
     additionalContext: r.additionalContext ?? null,
@@ -66,4 +73,3 @@ export function failClosedMessage(hook: ResolvedHook, execution: Extract<HookExe
     ? `hook "${hook.id}" timed out after ${hook.timeoutMs} ms and fails closed`
     : `hook "${hook.id}" failed (${execution.failureReason}: ${execution.detail}) and fails closed`;
 }
-

@@ -129,4 +129,3 @@ export function createRunner(options: RunnerOptions): Runner {
     close: (closeOptions) => background.drain(closeOptions?.deadlineMs ?? 5000),
   };
 }
-

@@ -43,4 +43,5 @@ export class HookIndex {
   }
 }
 
-const byRunOrder = (a: Registration, b: Registration): number => a.hook.priority - b.hook.priority || a.registrationIndex - b.registrationIndex;
+const byRunOrder = (a: Registration, b: Registration): number =>
+  a.hook.priority - b.hook.priority || a.registrationIndex - b.registrationIndex;

@@ -31,7 +31,17 @@ const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prom
  * Fields whose values come from the invocation rather than from `raw`: earlier hooks in the
  * pass may have changed them (tool_input, prompt), so raw's copy can be stale.
  */
-const CANONICAL_FIELDS = ['session_id', 'hook_event_name', 'cwd', 'tool_name', 'tool_input', 'tool_use_id', 'tool_response', 'prompt', 'error'] as const;
+const CANONICAL_FIELDS = [
+  'session_id',
+  'hook_event_name',
+  'cwd',
+  'tool_name',
+  'tool_input',
+  'tool_use_id',
+  'tool_response',
+  'prompt',
+  'error',
+] as const;
 
 /** What a finished hook process left behind. */
 export interface ProcessOutput {
@@ -99,21 +109,27 @@ const text = () => z.string(expected('a string')).nullish();
 const jsonObject = () => z.record(z.string(), z.unknown(), expected('an object')).nullish();
 
 /** PermissionRequest's `hookSpecificOutput.decision` object. */
-const permissionRequestDecisionSchema = z.looseObject({
-  behavior: z.enum(['allow', 'deny'], expected('one of allow, deny')),
-  updatedInput: jsonObject(),
-  message: text(),
-  interrupt: z.boolean(expected('a boolean')).nullish(),
-}, expected('an object'));
+const permissionRequestDecisionSchema = z.looseObject(
+  {
+    behavior: z.enum(['allow', 'deny'], expected('one of allow, deny')),
+    updatedInput: jsonObject(),
+    message: text(),
+    interrupt: z.boolean(expected('a boolean')).nullish(),
+  },
+  expected('an object'),
+);
 
-const hookSpecificOutputSchema = z.looseObject({
-  hookEventName: text(),
-  permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer'], expected('one of allow, deny, ask, defer')).nullish(),
-  permissionDecisionReason: text(),
-  updatedInput: jsonObject(),
-  additionalContext: text(),
-  decision: permissionRequestDecisionSchema.nullish(),
-}, expected('an object'));
+const hookSpecificOutputSchema = z.looseObject(
+  {
+    hookEventName: text(),
+    permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer'], expected('one of allow, deny, ask, defer')).nullish(),
+    permissionDecisionReason: text(),
+    updatedInput: jsonObject(),
+    additionalContext: text(),
+    decision: permissionRequestDecisionSchema.nullish(),
+  },
+  expected('an object'),
+);
 
 /**
  * Claude Code's JSON hook output (section 6). Loose, every field optional: the protocol
@@ -196,7 +212,12 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
     return { additionalContext: joinContext(context, note)! };
   }
   if (out.continue === false) {
-    return { decision: 'deny', reasonCode: 'policy_violation', message: nonBlank(out.stopReason) ?? `${who} asked to stop (continue: false)`, ...extra };
+    return {
+      decision: 'deny',
+      reasonCode: 'policy_violation',
+      message: nonBlank(out.stopReason) ?? `${who} asked to stop (continue: false)`,
+      ...extra,
+    };
   }
 
   const permissionRequest = specific?.decision ?? undefined;
@@ -209,7 +230,8 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
 
   const reason = nonBlank(specific?.permissionDecisionReason) ?? nonBlank(out.reason);
   if (verdict === 'deny') {
-    const message = nonBlank(permissionRequest?.behavior === 'deny' ? permissionRequest.message : undefined) ?? reason ?? `denied by ${who}`;
+    const message =
+      nonBlank(permissionRequest?.behavior === 'deny' ? permissionRequest.message : undefined) ?? reason ?? `denied by ${who}`;
     const payload = permissionRequest?.behavior === 'deny' && permissionRequest.interrupt === true ? { payload: { interrupt: true } } : {};
     return { decision: 'deny', reasonCode: 'policy_violation', message: capText(message), ...payload, ...extra };
   }
@@ -239,7 +261,10 @@ export function readClaudeHookOutput(output: ProcessOutput, point: Point, hookId
   }
   if (output.exitCode === 2) return readExit2(output, hookId);
   if (output.exitCode !== 0) {
-    throw new HookExecutionFailure('execution_failed', withExcerpt(output.exitCode === null ? 'exited without a status' : `exited with code ${output.exitCode}`, output.stderr));
+    throw new HookExecutionFailure(
+      'execution_failed',
+      withExcerpt(output.exitCode === null ? 'exited without a status' : `exited with code ${output.exitCode}`, output.stderr),
+    );
   }
   const stdout = output.stdout.trim();
   if (stdout === '') return undefined;
@@ -277,7 +302,12 @@ function readExit2(output: ProcessOutput, hookId: string | undefined): HookResul
     }
   }
   const stderr = output.stderr.trim();
-  const message = reason !== undefined ? capText(reason) : stderr !== '' ? stderr.slice(0, STDERR_REASON_LIMIT) : `${hookId ? `hook "${hookId}"` : 'hook'} exited 2`;
+  const message =
+    reason !== undefined
+      ? capText(reason)
+      : stderr !== ''
+        ? stderr.slice(0, STDERR_REASON_LIMIT)
+        : `${hookId ? `hook "${hookId}"` : 'hook'} exited 2`;
   return { decision: 'deny', reasonCode: 'policy_violation', message, ...(context !== undefined ? { additionalContext: context } : {}) };
 }
 

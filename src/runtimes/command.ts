@@ -44,7 +44,10 @@ export const commandRuntime: HookRuntime = {
     try {
       input = JSON.stringify(toClaudePayload(invocation, ctx));
     } catch (error) {
-      throw new HookExecutionFailure('execution_failed', `could not serialise the invocation for "${spec.command}": ${(error as Error).message}`);
+      throw new HookExecutionFailure(
+        'execution_failed',
+        `could not serialise the invocation for "${spec.command}": ${(error as Error).message}`,
+      );
     }
 
     const output = await runProcess({ file, args, cwd, env, input, signal: ctx.signal, label: spec.command });

@@ -66,7 +66,8 @@ function load(job: WorkerJob): Promise<HookFn> {
   const key = job.target.kind === 'module' ? `module:${job.target.url}#${job.target.exportName}` : `source:${job.target.source}`;
   let fn = loaded.get(key);
   if (fn === undefined) {
-    fn = job.target.kind === 'module' ? loadModule(job.target.url, job.target.exportName) : Promise.resolve(compileSource(job.target.source));
+    fn =
+      job.target.kind === 'module' ? loadModule(job.target.url, job.target.exportName) : Promise.resolve(compileSource(job.target.source));
     // A failed load is retried next time (the file may have been fixed), not cached.
     fn.catch(() => loaded.delete(key));
     loaded.set(key, fn);

@@ -13,5 +13,4 @@ export interface WorkerJob {
 
 /** The hook's raw answer (validated by the runner), or why there is none. */
 export type WorkerReply =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; reason: 'execution_failed' | 'invalid_result'; detail: string };
+  { id: number; ok: true; value: unknown } | { id: number; ok: false; reason: 'execution_failed' | 'invalid_result'; detail: string };

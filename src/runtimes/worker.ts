@@ -41,7 +41,9 @@ const idle: Worker[] = [];
 
 function targetFor(runtime: Parameters<HookRuntime['execute']>[0]['runtime']): WorkerTarget {
   if (runtime.kind === 'worker') {
-    const url = runtime.module.startsWith('file:') ? runtime.module : pathToFileURL(isAbsolute(runtime.module) ? runtime.module : resolve(runtime.module)).href;
+    const url = runtime.module.startsWith('file:')
+      ? runtime.module
+      : pathToFileURL(isAbsolute(runtime.module) ? runtime.module : resolve(runtime.module)).href;
     return { kind: 'module', url, exportName: runtime.exportName };
   }
   if (runtime.kind === 'in_process') return { kind: 'source', source: runtime.fn.toString() };
@@ -75,7 +77,12 @@ function runInWorker(job: WorkerJob, signal: AbortSignal): Promise<unknown> {
       cleanup();
       void worker.terminate();
       const oom = (error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
-      reject(new HookExecutionFailure('execution_failed', oom ? `worker thread ran out of memory (limit ${WORKER_HEAP_LIMIT_MB} MB)` : `worker thread crashed: ${error.message}`));
+      reject(
+        new HookExecutionFailure(
+          'execution_failed',
+          oom ? `worker thread ran out of memory (limit ${WORKER_HEAP_LIMIT_MB} MB)` : `worker thread crashed: ${error.message}`,
+        ),
+      );
     };
     const onExit = (code: number) => {
       cleanup();
@@ -96,7 +103,9 @@ function runInWorker(job: WorkerJob, signal: AbortSignal): Promise<unknown> {
     } catch (error) {
       cleanup();
       void worker.terminate();
-      reject(new HookExecutionFailure('execution_failed', `could not send the invocation to the worker thread: ${(error as Error).message}`));
+      reject(
+        new HookExecutionFailure('execution_failed', `could not send the invocation to the worker thread: ${(error as Error).message}`),
+      );
     }
   });
 }

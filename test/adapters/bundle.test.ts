@@ -16,7 +16,13 @@ describe('the single-file claude bundle', () => {
     // better-sqlite3 (native, not bundled) from node_modules there.
     for (const name of ['migrations', 'node_modules']) symlinkSync(join(import.meta.dirname, '../..', name), join(dir, name));
     const hooks = join(dir, 'hooks.json');
-    writeFileSync(hooks, JSON.stringify({ name: 'b', hooks: [{ id: 'block', point: 'pre_tool_use', capability: 'guardrail', command: `echo "no rm" >&2; exit 2` }] }));
+    writeFileSync(
+      hooks,
+      JSON.stringify({
+        name: 'b',
+        hooks: [{ id: 'block', point: 'pre_tool_use', capability: 'guardrail', command: `echo "no rm" >&2; exit 2` }],
+      }),
+    );
     const input = readFileSync(fixture);
     const run = () => spawnSync(process.execPath, [launcher, '--config', hooks, '--db', join(dir, 'b.db')], { input, encoding: 'utf8' });
 
@@ -33,7 +39,8 @@ describe('the single-file claude bundle', () => {
     const cli = await runCli(['claude', '--config', hooks, '--db', join(dir, 'c.db')], { input: input.toString() });
     const viaCli = JSON.parse(cli.stdout);
     // Same answer but for the invocation id named in the reason.
-    const strip = (a: { hookSpecificOutput: { permissionDecisionReason: string } }) => a.hookSpecificOutput.permissionDecisionReason.replace(/explain \d+/, 'explain N');
+    const strip = (a: { hookSpecificOutput: { permissionDecisionReason: string } }) =>
+      a.hookSpecificOutput.permissionDecisionReason.replace(/explain \d+/, 'explain N');
     expect(strip(answer)).toBe(strip(viaCli));
   });
 });

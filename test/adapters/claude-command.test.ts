@@ -24,11 +24,32 @@ function writeConfig(dir: string): string {
       defaults: { timeoutMs: 20_000 },
       hooks: [
         { id: 'block-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, command: script('block-rm.sh') },
-        { id: 'dry-publish', point: ['pre_tool_use', 'permission_request'], match: 'Bash', capability: 'guardrail', priority: 20, command: script('rewrite.py') },
+        {
+          id: 'dry-publish',
+          point: ['pre_tool_use', 'permission_request'],
+          match: 'Bash',
+          capability: 'guardrail',
+          priority: 20,
+          command: script('rewrite.py'),
+        },
         { id: 'deny-fetch', point: 'pre_tool_use', match: 'WebFetch', capability: 'guardrail', command: script('deny-fetch.py') },
         { id: 'crash', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', command: script('crash.sh') },
-        { id: 'hang', point: 'pre_tool_use', match: 'mcp__github__.*', capability: 'guardrail', timeoutMs: 300, command: script('hang.py') },
-        { id: 'garbage', point: 'pre_tool_use', match: 'Write', capability: 'guardrail', onFailure: 'allow', command: script('garbage.sh') },
+        {
+          id: 'hang',
+          point: 'pre_tool_use',
+          match: 'mcp__github__.*',
+          capability: 'guardrail',
+          timeoutMs: 300,
+          command: script('hang.py'),
+        },
+        {
+          id: 'garbage',
+          point: 'pre_tool_use',
+          match: 'Write',
+          capability: 'guardrail',
+          onFailure: 'allow',
+          command: script('garbage.sh'),
+        },
         { id: 'context', point: 'post_tool_use', command: script('context.py') },
         { id: 'record', point: 'post_tool_use', mode: 'background', command: script('record.sh') },
       ],
@@ -39,18 +60,76 @@ function writeConfig(dir: string): string {
 
 /** What each shared fixture must get back. */
 const EXPECTED: Record<string, { decision: string; json: unknown; hook?: string }> = {
-  '01-pretooluse-bash-rm.json': { decision: 'deny', hook: 'block-rm', json: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/^\[hookledger\] denied by block-rm \(policy_violation\): block-rm: recursive delete refused \(hookledger explain \d+\)$/) } } },
+  '01-pretooluse-bash-rm.json': {
+    decision: 'deny',
+    hook: 'block-rm',
+    json: {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(
+          /^\[hookledger\] denied by block-rm \(policy_violation\): block-rm: recursive delete refused \(hookledger explain \d+\)$/,
+        ),
+      },
+    },
+  },
   '02-pretooluse-write-dotenv.json': { decision: 'none', json: {} },
   '03-pretooluse-edit-ts.json': { decision: 'none', json: {} },
-  '04-pretooluse-read-ssh-key.json': { decision: 'deny', hook: 'crash', json: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringMatching(/denied by crash \(runtime_error\): hook "crash" failed \(execution_failed: exited with code 1: crash.sh: something broke\) and fails closed/) } } },
-  '05-pretooluse-webfetch.json': { decision: 'deny', hook: 'deny-fetch', json: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('denied by deny-fetch (policy_violation): paste sites are off limits: https://pastebin.com/raw/9xQk2LmZ') } } },
-  '06-pretooluse-mcp-github-create-issue.json': { decision: 'deny', hook: 'hang', json: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: expect.stringContaining('denied by hang (timeout): hook "hang" timed out after 300 ms and fails closed') } } },
+  '04-pretooluse-read-ssh-key.json': {
+    decision: 'deny',
+    hook: 'crash',
+    json: {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringMatching(
+          /denied by crash \(runtime_error\): hook "crash" failed \(execution_failed: exited with code 1: crash.sh: something broke\) and fails closed/,
+        ),
+      },
+    },
+  },
+  '05-pretooluse-webfetch.json': {
+    decision: 'deny',
+    hook: 'deny-fetch',
+    json: {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining(
+          'denied by deny-fetch (policy_violation): paste sites are off limits: https://pastebin.com/raw/9xQk2LmZ',
+        ),
+      },
+    },
+  },
+  '06-pretooluse-mcp-github-create-issue.json': {
+    decision: 'deny',
+    hook: 'hang',
+    json: {
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: expect.stringContaining('denied by hang (timeout): hook "hang" timed out after 300 ms and fails closed'),
+      },
+    },
+  },
   '07-pretooluse-bash-in-subagent.json': { decision: 'none', json: {} },
   '08-permissionrequest-bash.json': { decision: 'none', json: {} },
-  '09-posttooluse-bash.json': { decision: 'none', json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Bash' } } },
-  '10-posttooluse-write.json': { decision: 'none', json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Write' } } },
-  '11-posttooluse-edit.json': { decision: 'none', json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Edit' } } },
-  '12-posttooluse-mcp-memory.json': { decision: 'none', json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for mcp__memory__create_entities' } } },
+  '09-posttooluse-bash.json': {
+    decision: 'none',
+    json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Bash' } },
+  },
+  '10-posttooluse-write.json': {
+    decision: 'none',
+    json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Write' } },
+  },
+  '11-posttooluse-edit.json': {
+    decision: 'none',
+    json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for Edit' } },
+  },
+  '12-posttooluse-mcp-memory.json': {
+    decision: 'none',
+    json: { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'seen PostToolUse for mcp__memory__create_entities' } },
+  },
 };
 
 describe('hookledger claude (command mode, real scripts, real child processes)', () => {
@@ -59,12 +138,19 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
     const config = writeConfig(dir);
     const db = join(dir, 'ledger.db');
     const recordFile = join(dir, 'record.txt');
-    const names = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort();
+    const names = readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     expect(names).toHaveLength(Object.keys(EXPECTED).length);
     // As Claude Code does: one process per event, many at once, one ledger file.
     const results = await Promise.all(
       names.map((name) =>
-        runCli(['claude', '--config', config, '--db', db], { input: readFileSync(join(FIXTURES, name), 'utf8'), env: { RECORD_FILE: recordFile, RECORD_DELAY: '0.2' }, cwd: dir, timeoutMs: 100_000 }),
+        runCli(['claude', '--config', config, '--db', db], {
+          input: readFileSync(join(FIXTURES, name), 'utf8'),
+          env: { RECORD_FILE: recordFile, RECORD_DELAY: '0.2' },
+          cwd: dir,
+          timeoutMs: 100_000,
+        }),
       ),
     );
     const ledger = openLedger({ path: db });
@@ -82,7 +168,7 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
 
         // 03 and 11 share a tool_use_id (the pre and post of one Edit): look up by event too.
         const id = ledger.sqlite
-          .prepare('SELECT id FROM invocations WHERE event_name = ? AND coalesce(tool_use_id, \'\') = ?')
+          .prepare("SELECT id FROM invocations WHERE event_name = ? AND coalesce(tool_use_id, '') = ?")
           .pluck()
           .get(payload.hook_event_name, payload.tool_use_id ?? '') as number;
         const matching = explain(ledger, id);
@@ -100,7 +186,10 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
       const write = explain(ledger, 'toolu_01Kd8mWq2ZrT5yVb3NcE7uGh');
       expect(write.outcomes.find((o) => o.hookId === 'garbage')).toMatchObject({ status: 'failed', failureReason: 'invalid_result' });
       // PermissionRequest has no tool_use_id: find it by point.
-      const permission = ledger.sqlite.prepare(`SELECT raw_json, event_name FROM invocations WHERE point = 'permission_request'`).get() as { raw_json: string; event_name: string };
+      const permission = ledger.sqlite.prepare(`SELECT raw_json, event_name FROM invocations WHERE point = 'permission_request'`).get() as {
+        raw_json: string;
+        event_name: string;
+      };
       expect(JSON.parse(permission.raw_json).permission_suggestions).toHaveLength(1);
       expect(permission.event_name).toBe('PermissionRequest');
     } finally {
@@ -108,13 +197,24 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
     }
     // Background hooks were drained before each process exited.
     expect(readFileSync(recordFile, 'utf8').trim().split('\n').sort()).toEqual(
-      ['toolu_01Ab3dFg6HjK9LmN2PqR5StU', 'toolu_01Bc4eGh7JkL0MnP3QrS6TuV', 'toolu_01Cd5fHi8KlM1NoQ4RsT7UvW', 'toolu_01Pz4eLs9QwX6cJt2RbY8nMf'].map((id) => `"tool_use_id":"${id}"`),
+      [
+        'toolu_01Ab3dFg6HjK9LmN2PqR5StU',
+        'toolu_01Bc4eGh7JkL0MnP3QrS6TuV',
+        'toolu_01Cd5fHi8KlM1NoQ4RsT7UvW',
+        'toolu_01Pz4eLs9QwX6cJt2RbY8nMf',
+      ].map((id) => `"tool_use_id":"${id}"`),
     );
   }, 120_000);
 
   it('a modified input without a decision is sent back as updatedInput with ask', async () => {
     const dir = tempDir();
-    const payload = { hook_event_name: 'PreToolUse', session_id: 's', tool_name: 'Bash', tool_use_id: 'toolu_pub', tool_input: { command: 'npm publish' } };
+    const payload = {
+      hook_event_name: 'PreToolUse',
+      session_id: 's',
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_pub',
+      tool_input: { command: 'npm publish' },
+    };
     const result = await runCli(['claude', '--config', writeConfig(dir), '--db', join(dir, 'l.db')], { input: JSON.stringify(payload) });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
@@ -135,7 +235,11 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(result.stdout)).toEqual({});
     const ledger = openLedger({ path: db });
-    const row = ledger.sqlite.prepare('SELECT point, event_name, raw_json FROM invocations').get() as { point: string; event_name: string; raw_json: string };
+    const row = ledger.sqlite.prepare('SELECT point, event_name, raw_json FROM invocations').get() as {
+      point: string;
+      event_name: string;
+      raw_json: string;
+    };
     ledger.close();
     expect(row).toMatchObject({ point: 'other', event_name: 'TeammateIdle' });
     expect(JSON.parse(row.raw_json)).toEqual(payload);
@@ -148,12 +252,20 @@ describe('hookledger claude: when hookledger itself cannot decide', () => {
 
   it.each([
     ['a missing config', (dir: string) => ['--config', join(dir, 'nope.json'), '--db', join(dir, 'l.db')], /config file not found/],
-    ['an invalid config', (dir: string) => {
-      writeFileSync(join(dir, 'bad.json'), '{"name":"x","hooks":[{"id":"a","point":"pre_tool_use","capability":"guardrail"}]}');
-      return ['--config', join(dir, 'bad.json'), '--db', join(dir, 'l.db')];
-    }, /needs exactly one of run, command, http or worker/],
+    [
+      'an invalid config',
+      (dir: string) => {
+        writeFileSync(join(dir, 'bad.json'), '{"name":"x","hooks":[{"id":"a","point":"pre_tool_use","capability":"guardrail"}]}');
+        return ['--config', join(dir, 'bad.json'), '--db', join(dir, 'l.db')];
+      },
+      /needs exactly one of run, command, http or worker/,
+    ],
     ['no --config at all', (dir: string) => ['--db', join(dir, 'l.db')], /--config PATH is required/],
-    ['an unopenable ledger', (dir: string) => ['--config', writeConfig(dir), '--db', join(dir, 'missing-dir', 'l.db')], /cannot open ledger .*does not exist/],
+    [
+      'an unopenable ledger',
+      (dir: string) => ['--config', writeConfig(dir), '--db', join(dir, 'missing-dir', 'l.db')],
+      /cannot open ledger .*does not exist/,
+    ],
   ])('%s on PreToolUse: deny with the reason, exit 0, one stderr line', async (_label, argsFor, reason) => {
     const dir = tempDir();
     const result = await runCli(['claude', ...argsFor(dir)], { input: rm, env: { HOOKLEDGER_CONFIG: '' } });
@@ -182,27 +294,38 @@ describe('hookledger claude: when hookledger itself cannot decide', () => {
       input: JSON.stringify({ hook_event_name: 'UserPromptSubmit', prompt: 42 }),
     });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ decision: 'block', reason: 'hookledger could not decide: stdin: prompt: prompt must be a string' });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      decision: 'block',
+      reason: 'hookledger could not decide: stdin: prompt: prompt must be a string',
+    });
   });
 
   it('non-blocking events: no decision, exit 0, the error on stderr', async () => {
     const dir = tempDir();
     const result = await runCli(['claude', '--config', join(dir, 'nope.json')], { input: post, env: { HOOKLEDGER_DB: join(dir, 'l.db') } });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ systemMessage: expect.stringMatching(/^hookledger could not decide: .*config file not found/) });
+    expect(JSON.parse(result.stdout)).toEqual({
+      systemMessage: expect.stringMatching(/^hookledger could not decide: .*config file not found/),
+    });
     expect(result.stderr).toMatch(/^hookledger: .*config file not found\n$/);
   });
 
   it('--on-error allow and HOOKLEDGER_ON_ERROR=allow let a blocking event proceed', async () => {
     const dir = tempDir();
-    for (const [args, env] of [[['--on-error', 'allow'], {}], [[], { HOOKLEDGER_ON_ERROR: 'allow' }]] as const) {
+    for (const [args, env] of [
+      [['--on-error', 'allow'], {}],
+      [[], { HOOKLEDGER_ON_ERROR: 'allow' }],
+    ] as const) {
       const result = await runCli(['claude', '--config', join(dir, 'nope.json'), '--db', join(dir, 'l.db'), ...args], { input: rm, env });
       expect(result.code).toBe(0);
       const answer = JSON.parse(result.stdout);
       expect(answer.hookSpecificOutput).toBeUndefined();
       expect(answer.systemMessage).toMatch(/hookledger could not decide: .*proceeding/);
     }
-    const typo = await runCli(['claude', '--config', join(dir, 'nope.json'), '--db', join(dir, 'l.db')], { input: rm, env: { HOOKLEDGER_ON_ERROR: 'alow' } });
+    const typo = await runCli(['claude', '--config', join(dir, 'nope.json'), '--db', join(dir, 'l.db')], {
+      input: rm,
+      env: { HOOKLEDGER_ON_ERROR: 'alow' },
+    });
     expect(JSON.parse(typo.stdout).hookSpecificOutput.permissionDecision).toBe('deny');
     expect(typo.stderr).toMatch(/HOOKLEDGER_ON_ERROR: "alow" is not deny or allow; using deny/);
   });
@@ -220,7 +343,7 @@ describe('hookledger claude: killed by Claude Code', () => {
     }
   };
 
-  it('SIGTERM while a command hook runs: the hook\'s whole process group is killed and hookledger exits promptly', async () => {
+  it("SIGTERM while a command hook runs: the hook's whole process group is killed and hookledger exits promptly", async () => {
     const dir = tempDir();
     const db = join(dir, 'l.db');
     const pidFile = join(dir, 'hook.pid');

@@ -22,7 +22,17 @@ async function answerFor(payload: Record<string, unknown>, hooks: HookDefinition
 
 const guard = (id: string, run: HookDefinition['run'], extra: Partial<HookDefinition> = {}): HookDefinition => ({
   id,
-  point: ['pre_tool_use', 'permission_request', 'post_tool_use', 'user_prompt_submit', 'stop', 'subagent_stop', 'session_start', 'other', 'pre_compact'],
+  point: [
+    'pre_tool_use',
+    'permission_request',
+    'post_tool_use',
+    'user_prompt_submit',
+    'stop',
+    'subagent_stop',
+    'session_start',
+    'other',
+    'pre_compact',
+  ],
   capability: 'guardrail',
   run,
   ...extra,
@@ -48,18 +58,29 @@ describe('claudeAnswer: PreToolUse', () => {
 
   it('deny beats ask beats allow', async () => {
     const asked = await answerFor(rm, [guard('a', () => allow()), guard('b', () => ask('sure?')), guard('c', () => allow())]);
-    expect(asked.answer.json.hookSpecificOutput).toMatchObject({ permissionDecision: 'ask', permissionDecisionReason: expect.stringContaining('confirmation asked by b: sure?') });
+    expect(asked.answer.json.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'ask',
+      permissionDecisionReason: expect.stringContaining('confirmation asked by b: sure?'),
+    });
     const allowed = await answerFor(rm, [guard('a', () => allow('ok by me'))]);
-    expect(allowed.answer.json.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', permissionDecisionReason: expect.stringContaining('allowed by a: ok by me') });
+    expect(allowed.answer.json.hookSpecificOutput).toMatchObject({
+      permissionDecision: 'allow',
+      permissionDecisionReason: expect.stringContaining('allowed by a: ok by me'),
+    });
   });
 
   it('no opinion and no modification: no decision at all', async () => {
-    const { answer } = await answerFor(rm, [guard('quiet', () => undefined), { id: 'watch', point: 'pre_tool_use', run: () => deny('observers cannot deny') }]);
+    const { answer } = await answerFor(rm, [
+      guard('quiet', () => undefined),
+      { id: 'watch', point: 'pre_tool_use', run: () => deny('observers cannot deny') },
+    ]);
     expect(answer).toEqual({ exitCode: 0, json: {}, stderr: null });
   });
 
   it('a modification without a decision asks the user to confirm the rewritten input', async () => {
-    const { answer } = await answerFor(rm, [guard('safe-rm', (inv) => modify({ ...(inv.toolInput as object), command: 'rm -rf ./dist' }, 'keep the cache'))]);
+    const { answer } = await answerFor(rm, [
+      guard('safe-rm', (inv) => modify({ ...(inv.toolInput as object), command: 'rm -rf ./dist' }, 'keep the cache')),
+    ]);
     expect(answer.json.hookSpecificOutput).toMatchObject({
       permissionDecision: 'ask',
       permissionDecisionReason: expect.stringContaining('safe-rm rewrote this call'),
@@ -68,7 +89,10 @@ describe('claudeAnswer: PreToolUse', () => {
   });
 
   it('a modification with an allow goes out as updatedInput + allow', async () => {
-    const { answer } = await answerFor(rm, [guard('safe-rm', (inv) => modify({ ...(inv.toolInput as object), command: 'rm -rf ./dist' })), guard('ok', () => allow())]);
+    const { answer } = await answerFor(rm, [
+      guard('safe-rm', (inv) => modify({ ...(inv.toolInput as object), command: 'rm -rf ./dist' })),
+      guard('ok', () => allow()),
+    ]);
     expect(answer.json.hookSpecificOutput).toMatchObject({ permissionDecision: 'allow', updatedInput: { command: 'rm -rf ./dist' } });
   });
 
@@ -84,7 +108,11 @@ describe('claudeAnswer: PreToolUse', () => {
     ] as const;
     for (const [payload, hooks] of cases) {
       const { report } = await answerFor(payload, [...hooks]);
-      for (const [bad, what] of [['ls', 'a string'], [['ls'], 'an array'], [7, 'a number']] as const) {
+      for (const [bad, what] of [
+        ['ls', 'a string'],
+        [['ls'], 'an array'],
+        [7, 'a number'],
+      ] as const) {
         const event = payload.hook_event_name as string;
         const answer = claudeAnswer({ ...report, modifiedInput: bad }, event);
         expect(protocolProblems(event, answer.json)).toEqual([]);
@@ -127,7 +155,10 @@ describe('claudeAnswer: a decision that also rewrites the input', () => {
       guard('dry-run', () => ({ decision: 'allow', input: { command: 'npm publish --dry-run' } })),
     ]);
     expect(answer.json).toEqual({
-      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow', updatedInput: { command: 'npm publish --dry-run' } } },
+      hookSpecificOutput: {
+        hookEventName: 'PermissionRequest',
+        decision: { behavior: 'allow', updatedInput: { command: 'npm publish --dry-run' } },
+      },
     });
   });
 });
@@ -136,16 +167,28 @@ describe('claudeAnswer: other events', () => {
   const permission = fixture('08-permissionrequest-bash.json');
 
   it('PermissionRequest: deny and allow as decision.behavior; ask shows the normal dialog', async () => {
-    const denied = await answerFor(permission, [guard('no-publish', () => deny('no publishing from agents', 'policy_violation', { interrupt: true }))]);
+    const denied = await answerFor(permission, [
+      guard('no-publish', () => deny('no publishing from agents', 'policy_violation', { interrupt: true })),
+    ]);
     expect(denied.answer.json).toEqual({
       hookSpecificOutput: {
         hookEventName: 'PermissionRequest',
-        decision: { behavior: 'deny', message: expect.stringContaining('denied by no-publish (policy_violation): no publishing from agents'), interrupt: true },
+        decision: {
+          behavior: 'deny',
+          message: expect.stringContaining('denied by no-publish (policy_violation): no publishing from agents'),
+          interrupt: true,
+        },
       },
     });
-    const allowed = await answerFor(permission, [guard('dry', (inv) => modify({ ...(inv.toolInput as object), command: 'npm publish --dry-run' })), guard('ok', () => allow())]);
+    const allowed = await answerFor(permission, [
+      guard('dry', (inv) => modify({ ...(inv.toolInput as object), command: 'npm publish --dry-run' })),
+      guard('ok', () => allow()),
+    ]);
     expect(allowed.answer.json).toEqual({
-      hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow', updatedInput: { command: 'npm publish --dry-run', description: 'Publish package to npm' } } },
+      hookSpecificOutput: {
+        hookEventName: 'PermissionRequest',
+        decision: { behavior: 'allow', updatedInput: { command: 'npm publish --dry-run', description: 'Publish package to npm' } },
+      },
     });
     const asked = await answerFor(permission, [guard('hmm', () => ask('look closely'))]);
     expect(asked.answer.json).toEqual({});
@@ -153,8 +196,13 @@ describe('claudeAnswer: other events', () => {
 
   it('UserPromptSubmit and PreCompact: deny is a top-level block with the reason', async () => {
     for (const event of ['UserPromptSubmit', 'PreCompact']) {
-      const { answer } = await answerFor({ hook_event_name: event, session_id: 's', prompt: 'deploy to prod' }, [guard('no-prod', () => deny('not from a chat'))]);
-      expect(answer.json).toEqual({ decision: 'block', reason: expect.stringContaining('denied by no-prod (policy_violation): not from a chat') });
+      const { answer } = await answerFor({ hook_event_name: event, session_id: 's', prompt: 'deploy to prod' }, [
+        guard('no-prod', () => deny('not from a chat')),
+      ]);
+      expect(answer.json).toEqual({
+        decision: 'block',
+        reason: expect.stringContaining('denied by no-prod (policy_violation): not from a chat'),
+      });
     }
   });
 
@@ -169,10 +217,15 @@ describe('claudeAnswer: other events', () => {
     }
     // Several rewrites name every hook with its reason; one without a reason adds none.
     const two = await answerFor(prompt, [redact, guard('trim', (inv) => modify(inv.prompt!.trim()))]);
-    expect(two.answer.json.reason).toMatch(/^\[hookledger\] prompt blocked: redact-secrets, trim rewrote it \(redact-secrets: removed an API key\); /);
+    expect(two.answer.json.reason).toMatch(
+      /^\[hookledger\] prompt blocked: redact-secrets, trim rewrote it \(redact-secrets: removed an API key\); /,
+    );
     // A deny keeps its own reason; an observer's modify is not applied, so nothing is blocked.
     const denied = await answerFor(prompt, [redact, guard('no', () => deny('not from a chat'))]);
-    expect(denied.answer.json).toEqual({ decision: 'block', reason: expect.stringContaining('denied by no (policy_violation): not from a chat') });
+    expect(denied.answer.json).toEqual({
+      decision: 'block',
+      reason: expect.stringContaining('denied by no (policy_violation): not from a chat'),
+    });
     const observed = await answerFor(prompt, [{ id: 'watch', point: 'user_prompt_submit', run: (inv) => modify(`${inv.prompt} !`) }]);
     expect(observed.answer.json).toEqual({});
   });
@@ -183,7 +236,10 @@ describe('claudeAnswer: other events', () => {
         guard('ctx', () => ({ additionalContext: 'tests are red' })),
         guard('keep-going', () => deny('run the tests first')),
       ]);
-      expect(answer.json).toEqual({ decision: 'block', reason: expect.stringMatching(/denied by keep-going .*run the tests first[^]*\n\ntests are red$/) });
+      expect(answer.json).toEqual({
+        decision: 'block',
+        reason: expect.stringMatching(/denied by keep-going .*run the tests first[^]*\n\ntests are red$/),
+      });
     }
   });
 
@@ -196,27 +252,40 @@ describe('claudeAnswer: other events', () => {
   });
 
   it('events that cannot block: a deny is recorded and logged, the answer has no decision', async () => {
-    const { answer } = await answerFor({ hook_event_name: 'SessionStart', source: 'startup' }, [guard('g', () => deny('no sessions on Fridays'))]);
+    const { answer } = await answerFor({ hook_event_name: 'SessionStart', source: 'startup' }, [
+      guard('g', () => deny('no sessions on Fridays')),
+    ]);
     expect(answer.exitCode).toBe(0);
     expect(answer.json).toEqual({});
     expect(answer.stderr).toMatch(/no sessions on Fridays .*SessionStart cannot be blocked; recorded only/);
   });
 
   it('blocking events without a JSON block (TaskCompleted): exit 2 with the reason', async () => {
-    const { report, answer } = await answerFor({ hook_event_name: 'TaskCompleted', task_id: 't1' }, [guard('not-done', () => deny('tests still fail'))]);
+    const { report, answer } = await answerFor({ hook_event_name: 'TaskCompleted', task_id: 't1' }, [
+      guard('not-done', () => deny('tests still fail')),
+    ]);
     expect(report.point).toBe('other');
-    expect(answer).toMatchObject({ exitCode: 2, json: {}, stderr: expect.stringContaining('denied by not-done (policy_violation): tests still fail') });
+    expect(answer).toMatchObject({
+      exitCode: 2,
+      json: {},
+      stderr: expect.stringContaining('denied by not-done (policy_violation): tests still fail'),
+    });
     expect(claudeHttpBody(answer)).toMatchObject({ continue: false, stopReason: answer.stderr });
   });
 
   it('ask where the event cannot ask becomes a systemMessage for the user', async () => {
-    const { answer } = await answerFor({ hook_event_name: 'UserPromptSubmit', prompt: 'x' }, [guard('hmm', () => ask('this prompt mentions prod'))]);
+    const { answer } = await answerFor({ hook_event_name: 'UserPromptSubmit', prompt: 'x' }, [
+      guard('hmm', () => ask('this prompt mentions prod')),
+    ]);
     expect(answer.json).toEqual({ systemMessage: expect.stringContaining('this prompt mentions prod') });
   });
 
   it('every shared fixture gets a protocol-valid answer', async () => {
     for (const name of readdirSync(FIXTURES).filter((f) => f.endsWith('.json'))) {
-      await answerFor(fixture(name), [guard('ctx', () => ({ additionalContext: `ctx for ${name}` })), guard('no', () => deny(`denied ${name}`))]);
+      await answerFor(fixture(name), [
+        guard('ctx', () => ({ additionalContext: `ctx for ${name}` })),
+        guard('no', () => deny(`denied ${name}`)),
+      ]);
       await answerFor(fixture(name), [guard('ctx', () => ({ additionalContext: 'only context' }))]);
     }
   });
@@ -224,12 +293,57 @@ describe('claudeAnswer: other events', () => {
 
 describe('internalFailureAnswer', () => {
   it.each([
-    ['PreToolUse', { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'hookledger could not decide: config broken' } }],
-    ['PermissionRequest', { hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'deny', message: 'hookledger could not decide: config broken' } } }],
-    ['UserPromptSubmit', { decision: 'block', reason: 'hookledger could not decide: config broken', systemMessage: 'hookledger could not decide: config broken' }],
-    ['Stop', { decision: 'block', reason: 'hookledger could not decide: config broken', systemMessage: 'hookledger could not decide: config broken' }],
-    ['SubagentStop', { decision: 'block', reason: 'hookledger could not decide: config broken', systemMessage: 'hookledger could not decide: config broken' }],
-    ['PreCompact', { decision: 'block', reason: 'hookledger could not decide: config broken', systemMessage: 'hookledger could not decide: config broken' }],
+    [
+      'PreToolUse',
+      {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason: 'hookledger could not decide: config broken',
+        },
+      },
+    ],
+    [
+      'PermissionRequest',
+      {
+        hookSpecificOutput: {
+          hookEventName: 'PermissionRequest',
+          decision: { behavior: 'deny', message: 'hookledger could not decide: config broken' },
+        },
+      },
+    ],
+    [
+      'UserPromptSubmit',
+      {
+        decision: 'block',
+        reason: 'hookledger could not decide: config broken',
+        systemMessage: 'hookledger could not decide: config broken',
+      },
+    ],
+    [
+      'Stop',
+      {
+        decision: 'block',
+        reason: 'hookledger could not decide: config broken',
+        systemMessage: 'hookledger could not decide: config broken',
+      },
+    ],
+    [
+      'SubagentStop',
+      {
+        decision: 'block',
+        reason: 'hookledger could not decide: config broken',
+        systemMessage: 'hookledger could not decide: config broken',
+      },
+    ],
+    [
+      'PreCompact',
+      {
+        decision: 'block',
+        reason: 'hookledger could not decide: config broken',
+        systemMessage: 'hookledger could not decide: config broken',
+      },
+    ],
   ])('deny policy on blocking event %s answers deny in its format', (event, json) => {
     const answer = internalFailureAnswer(event, 'config\n  broken', 'deny');
     expect(answer).toEqual({ exitCode: 0, json, stderr: 'hookledger: config broken' });
@@ -237,7 +351,11 @@ describe('internalFailureAnswer', () => {
   });
 
   it('non-blocking events and the allow policy give no decision; the user still sees why', () => {
-    for (const [event, policy] of [['PostToolUse', 'deny'], ['SessionStart', 'deny'], ['PreToolUse', 'allow']] as const) {
+    for (const [event, policy] of [
+      ['PostToolUse', 'deny'],
+      ['SessionStart', 'deny'],
+      ['PreToolUse', 'allow'],
+    ] as const) {
       const answer = internalFailureAnswer(event, 'ledger locked', policy);
       expect(answer.exitCode).toBe(0);
       expect(answer.json).toEqual({ systemMessage: expect.stringContaining('hookledger could not decide: ledger locked') });
@@ -246,7 +364,11 @@ describe('internalFailureAnswer', () => {
   });
 
   it('an unknown event (stdin unreadable) under deny exits 2; TaskCompleted too', () => {
-    expect(internalFailureAnswer(null, 'stdin: not valid JSON', 'deny')).toEqual({ exitCode: 2, json: {}, stderr: 'hookledger could not decide: stdin: not valid JSON' });
+    expect(internalFailureAnswer(null, 'stdin: not valid JSON', 'deny')).toEqual({
+      exitCode: 2,
+      json: {},
+      stderr: 'hookledger could not decide: stdin: not valid JSON',
+    });
     expect(internalFailureAnswer('TeammateIdle', 'x', 'deny').exitCode).toBe(2);
     expect(isBlockingEvent('Notification')).toBe(false);
     expect(isBlockingEvent('PreToolUse')).toBe(true);

@@ -31,7 +31,14 @@ function userSettings() {
       ],
       PostToolUse: [{ matcher: 'Write|Edit', hooks: [{ type: 'command', command: `bash ${join(HOOKS, 'record.sh')}`, async: true }] }],
       SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'echo hello', if: 'Bash(x)' }] }],
-      TaskCreated: [{ hooks: [{ type: 'agent', prompt: 'check the task' }, { type: 'command', command: 'true' }] }],
+      TaskCreated: [
+        {
+          hooks: [
+            { type: 'agent', prompt: 'check the task' },
+            { type: 'command', command: 'true' },
+          ],
+        },
+      ],
     },
   };
 }
@@ -62,9 +69,28 @@ describe('install-claude and import-claude', () => {
       expect.stringMatching(/^hello: "if": "Bash\(x\)" dropped/),
     ]);
     const hookSet = JSON.parse(readFileSync(join(dir, 'hooks.json'), 'utf8'));
-    expect(hookSet.hooks[0]).toMatchObject({ id: 'block-rm', point: 'pre_tool_use', match: 'Bash', mode: 'foreground', capability: 'guardrail', onFailure: 'deny', timeoutMs: 10_000 });
-    expect(hookSet.hooks[1]).toMatchObject({ id: 'deny-fetch', match: 'WebFetch', timeoutMs: 60_000, command: { command: 'python3', args: [join(HOOKS, 'deny-fetch.py')] } });
-    expect(hookSet.hooks[2]).toMatchObject({ id: 'record', point: 'post_tool_use', match: 'Write|Edit', mode: 'background', capability: 'observe' });
+    expect(hookSet.hooks[0]).toMatchObject({
+      id: 'block-rm',
+      point: 'pre_tool_use',
+      match: 'Bash',
+      mode: 'foreground',
+      capability: 'guardrail',
+      onFailure: 'deny',
+      timeoutMs: 10_000,
+    });
+    expect(hookSet.hooks[1]).toMatchObject({
+      id: 'deny-fetch',
+      match: 'WebFetch',
+      timeoutMs: 60_000,
+      command: { command: 'python3', args: [join(HOOKS, 'deny-fetch.py')] },
+    });
+    expect(hookSet.hooks[2]).toMatchObject({
+      id: 'record',
+      point: 'post_tool_use',
+      match: 'Write|Edit',
+      mode: 'background',
+      capability: 'observe',
+    });
     expect((await loadHookSet(join(dir, 'hooks.json'))).hooks).toHaveLength(4);
 
     // 2. install-claude: one hookledger handler per event; the rest of the file kept.
@@ -78,9 +104,14 @@ describe('install-claude and import-claude', () => {
     expect(after.env).toEqual(original.env);
     const command = 'npx hookledger claude --config "$CLAUDE_PROJECT_DIR/hooks.json"';
     // The imported hooks need 10 s + 60 s in a row, well under Claude Code's 600 s default.
-    expect(after.hooks.PreToolUse).toEqual([...original.hooks.PreToolUse, { matcher: '*', hooks: [{ type: 'command', command, timeout: 600 }] }]);
+    expect(after.hooks.PreToolUse).toEqual([
+      ...original.hooks.PreToolUse,
+      { matcher: '*', hooks: [{ type: 'command', command, timeout: 600 }] },
+    ]);
     expect(after.hooks.Stop).toEqual([{ matcher: '*', hooks: [{ type: 'command', command, timeout: 600 }] }]);
-    expect(Object.keys(after.hooks)).toEqual(expect.arrayContaining(['PermissionRequest', 'UserPromptSubmit', 'SubagentStop', 'PreCompact', 'SessionEnd', 'Notification']));
+    expect(Object.keys(after.hooks)).toEqual(
+      expect.arrayContaining(['PermissionRequest', 'UserPromptSubmit', 'SubagentStop', 'PreCompact', 'SessionEnd', 'Notification']),
+    );
 
     // 3. A second run changes nothing, byte for byte.
     const text = readFileSync(settingsFile, 'utf8');
@@ -104,19 +135,34 @@ describe('install-claude and import-claude', () => {
     const home = tempDir();
     const dir = tempDir();
     writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
-    const res = await runCli(['install-claude', '--user', '--config', join(dir, 'hooks.json'), '--db', join(dir, 'l.db'), '--on-error', 'allow'], { cwd: dir, env: { HOME: home } });
+    const res = await runCli(
+      ['install-claude', '--user', '--config', join(dir, 'hooks.json'), '--db', join(dir, 'l.db'), '--on-error', 'allow'],
+      { cwd: dir, env: { HOME: home } },
+    );
     expect(res.code).toBe(0);
     const user = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8'));
     // The default launcher is the single-file bundle when `npm run build` made it, else `hookledger`.
     const bin = existsSync(BUNDLE) ? `node ${shellWord(BUNDLE)}` : 'hookledger';
     expect(res.stderr).toBe('');
-    expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(`${bin} claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`);
+    expect(user.hooks.PreToolUse[0].hooks[0].command).toBe(
+      `${bin} claude --config ${join(dir, 'hooks.json')} --db ${join(dir, 'l.db')} --on-error allow`,
+    );
 
     const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
     expect(skipped).toEqual(['SessionStart']);
     expect((settings.hooks as any).SessionStart).toBeUndefined();
     expect((settings.hooks as any).PreToolUse).toEqual([
-      { matcher: '*', hooks: [{ type: 'http', url: 'http://127.0.0.1:8377/claude', headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' }, allowedEnvVars: ['HOOKLEDGER_TOKEN'] }] },
+      {
+        matcher: '*',
+        hooks: [
+          {
+            type: 'http',
+            url: 'http://127.0.0.1:8377/claude',
+            headers: { Authorization: 'Bearer $HOOKLEDGER_TOKEN' },
+            allowedEnvVars: ['HOOKLEDGER_TOKEN'],
+          },
+        ],
+      },
     ]);
   });
 
@@ -131,7 +177,14 @@ describe('install-claude and import-claude', () => {
           hooks: [
             // Matchers do not matter: any tool call may run both, one after the other.
             { id: 'slow-bash', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', timeoutMs: 400_000, command: 'true' },
-            { id: 'both', point: ['pre_tool_use', 'user_prompt_submit'], match: 'Write', capability: 'guardrail', timeoutMs: 250_000, command: 'true' },
+            {
+              id: 'both',
+              point: ['pre_tool_use', 'user_prompt_submit'],
+              match: 'Write',
+              capability: 'guardrail',
+              timeoutMs: 250_000,
+              command: 'true',
+            },
             { id: 'prompt-check', point: 'user_prompt_submit', capability: 'guardrail', timeoutMs: 45_000, command: 'true' },
             { id: 'prompt-log', point: 'user_prompt_submit', mode: 'background', timeoutMs: 900_000, command: 'true' },
             { id: 'quick-stop', point: 'stop', capability: 'guardrail', timeoutMs: 1500, command: 'true' },
@@ -139,7 +192,8 @@ describe('install-claude and import-claude', () => {
           ],
         }),
       );
-    const install = (...extra: string[]) => runCli(['install-claude', '--config', 'hooks.json', '--bin', 'hookledger', ...extra], { cwd: dir });
+    const install = (...extra: string[]) =>
+      runCli(['install-claude', '--config', 'hooks.json', '--bin', 'hookledger', ...extra], { cwd: dir });
     const timeouts = () => {
       const hooks = JSON.parse(readFileSync(settingsFile, 'utf8')).hooks as Record<string, { hooks: { timeout?: number }[] }[]>;
       return Object.fromEntries(Object.entries(hooks).map(([event, groups]) => [event, groups[0]!.hooks[0]!.timeout]));
@@ -169,7 +223,8 @@ describe('install-claude and import-claude', () => {
     writeHooks(70_000);
     const capped = await install('--json');
     expect(capped.code).toBe(0);
-    const warning = /^SessionEnd: the hooks at session_end may need 72 s but Claude Code stops SessionEnd hooks after 60 s; timeout capped at 60 \(lower the hooks' timeoutMs\)$/;
+    const warning =
+      /^SessionEnd: the hooks at session_end may need 72 s but Claude Code stops SessionEnd hooks after 60 s; timeout capped at 60 \(lower the hooks' timeoutMs\)$/;
     expect(capped.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^hookledger: warning: SessionEnd: /)]);
     expect(capped.stderr.trim().slice('hookledger: warning: '.length)).toMatch(warning);
     const report = JSON.parse(capped.stdout);
@@ -177,7 +232,10 @@ describe('install-claude and import-claude', () => {
     expect(timeouts()).toMatchObject({ PreToolUse: 652, SessionEnd: 60 });
 
     // http handlers (replacing the command ones): serve runs background hooks after the response, so no drain.
-    const http = await runCli(['install-claude', '--http', 'http://127.0.0.1:8377', '--config', 'hooks.json', '--events', 'UserPromptSubmit,SessionEnd', '--print'], { cwd: dir });
+    const http = await runCli(
+      ['install-claude', '--http', 'http://127.0.0.1:8377', '--config', 'hooks.json', '--events', 'UserPromptSubmit,SessionEnd', '--print'],
+      { cwd: dir },
+    );
     const httpHooks = JSON.parse(http.stdout).hooks;
     expect(httpHooks.UserPromptSubmit).toHaveLength(1);
     expect(httpHooks.UserPromptSubmit[0].hooks[0]).toMatchObject({ type: 'http', timeout: 297 });
@@ -212,45 +270,63 @@ describe('install-claude and import-claude', () => {
     const global = tempDir();
     mkdirSync(join(global, 'dist', 'bundle'), { recursive: true });
     writeFileSync(join(global, 'dist', 'bundle', 'claude.mjs'), '');
-    expect(defaultHookledgerBin(global, project)).toEqual({ bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`, machineSpecific: true });
-    expect(defaultHookledgerBin(global)).toEqual({ bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`, machineSpecific: false });
+    expect(defaultHookledgerBin(global, project)).toEqual({
+      bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`,
+      machineSpecific: true,
+    });
+    expect(defaultHookledgerBin(global)).toEqual({
+      bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`,
+      machineSpecific: false,
+    });
     expect(defaultHookledgerBin(tempDir(), project)).toEqual({ bin: 'hookledger', machineSpecific: false });
   });
 
-  it.runIf(existsSync(BUNDLE))('--project with a package outside the project warns once, on stderr and in --json, and stays idempotent', async () => {
-    const dir = tempDir();
-    writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
-    const settingsFile = join(dir, '.claude', 'settings.json');
-    const first = await runCli(['install-claude', '--config', 'hooks.json'], { cwd: dir });
-    expect(first.code).toBe(0);
-    expect(first.stderr).toMatch(/^hookledger: warning: .*settings\.json now holds a machine-specific path \(node \/.*claude\.mjs\) .*npm install -D hookledger.*--local or --bin\n$/);
-    const text = readFileSync(settingsFile, 'utf8');
-    expect(JSON.parse(text).hooks.Stop[0].hooks[0].command).toBe(`node ${shellWord(BUNDLE)} claude --config "$CLAUDE_PROJECT_DIR/hooks.json"`);
+  it.runIf(existsSync(BUNDLE))(
+    '--project with a package outside the project warns once, on stderr and in --json, and stays idempotent',
+    async () => {
+      const dir = tempDir();
+      writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
+      const settingsFile = join(dir, '.claude', 'settings.json');
+      const first = await runCli(['install-claude', '--config', 'hooks.json'], { cwd: dir });
+      expect(first.code).toBe(0);
+      expect(first.stderr).toMatch(
+        /^hookledger: warning: .*settings\.json now holds a machine-specific path \(node \/.*claude\.mjs\) .*npm install -D hookledger.*--local or --bin\n$/,
+      );
+      const text = readFileSync(settingsFile, 'utf8');
+      expect(JSON.parse(text).hooks.Stop[0].hooks[0].command).toBe(
+        `node ${shellWord(BUNDLE)} claude --config "$CLAUDE_PROJECT_DIR/hooks.json"`,
+      );
 
-    const again = await runCli(['install-claude', '--config', 'hooks.json', '--json'], { cwd: dir });
-    const report = JSON.parse(again.stdout);
-    expect(report).toMatchObject({ changed: false, warnings: [expect.stringContaining('machine-specific path')] });
-    expect(readFileSync(settingsFile, 'utf8')).toBe(text);
+      const again = await runCli(['install-claude', '--config', 'hooks.json', '--json'], { cwd: dir });
+      const report = JSON.parse(again.stdout);
+      expect(report).toMatchObject({ changed: false, warnings: [expect.stringContaining('machine-specific path')] });
+      expect(readFileSync(settingsFile, 'utf8')).toBe(text);
 
-    // --local is never committed, and an explicit --bin is the user's choice: no warning.
-    const local = await runCli(['install-claude', '--local', '--config', 'hooks.json', '--json'], { cwd: dir });
-    expect(local.stderr).toBe('');
-    expect(JSON.parse(local.stdout).warnings).toEqual([]);
-    const explicit = await runCli(['install-claude', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
-    expect(explicit.stderr).toBe('');
-  }, 60_000);
+      // --local is never committed, and an explicit --bin is the user's choice: no warning.
+      const local = await runCli(['install-claude', '--local', '--config', 'hooks.json', '--json'], { cwd: dir });
+      expect(local.stderr).toBe('');
+      expect(JSON.parse(local.stdout).warnings).toEqual([]);
+      const explicit = await runCli(['install-claude', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
+      expect(explicit.stderr).toBe('');
+    },
+    60_000,
+  );
 
   it('--events accepts only the events hookledger installs for', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
     const typo = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreTooluse,Stop'], { cwd: dir });
     expect(typo.code).toBe(2);
-    expect(typo.stderr).toMatch(/^hookledger: --events: "PreTooluse" is not an event hookledger installs for \(did you mean PreToolUse\?\); valid: SessionStart, .*PreToolUse, .*StopFailure\n$/);
+    expect(typo.stderr).toMatch(
+      /^hookledger: --events: "PreTooluse" is not an event hookledger installs for \(did you mean PreToolUse\?\); valid: SessionStart, .*PreToolUse, .*StopFailure\n$/,
+    );
     const worktree = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'Stop,WorktreeCreate'], { cwd: dir });
     expect(worktree.code).toBe(2);
     expect(worktree.stderr).toMatch(/^hookledger: --events: "WorktreeCreate" is not an event hookledger installs for; valid: /);
     expect(existsSync(join(dir, '.claude'))).toBe(false);
-    const ok = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse, Stop', '--bin', 'hookledger'], { cwd: dir });
+    const ok = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse, Stop', '--bin', 'hookledger'], {
+      cwd: dir,
+    });
     expect(ok.code).toBe(0);
     expect(Object.keys(JSON.parse(readFileSync(join(dir, '.claude', 'settings.json'), 'utf8')).hooks)).toEqual(['PreToolUse', 'Stop']);
   }, 60_000);
@@ -263,8 +339,13 @@ describe('install-claude and import-claude', () => {
     expect(bad.stderr).toMatch(/^hookledger: .*broken\.json: not valid JSON .*\n$/);
     const missing = await runCli(['install-claude'], { cwd: dir });
     expect(missing.stderr).toMatch(/--config PATH is required/);
-    expect(() => importClaudeHooks({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'x', timeout: 'ten' }] }] } }, { source: 's' })).toThrow(/timeout must be a number of seconds/);
-    const invalidRegex = importClaudeHooks({ hooks: { PreToolUse: [{ matcher: 'Bash(', hooks: [{ type: 'command', command: 'x' }] }] } }, { source: 's' });
+    expect(() =>
+      importClaudeHooks({ hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'x', timeout: 'ten' }] }] } }, { source: 's' }),
+    ).toThrow(/timeout must be a number of seconds/);
+    const invalidRegex = importClaudeHooks(
+      { hooks: { PreToolUse: [{ matcher: 'Bash(', hooks: [{ type: 'command', command: 'x' }] }] } },
+      { source: 's' },
+    );
     expect(invalidRegex.unsupported[0]!.why).toMatch(/not a valid regular expression/);
   });
 });

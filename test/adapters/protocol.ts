@@ -7,8 +7,16 @@
 const UNIVERSAL = new Set(['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'terminalSequence']);
 /** Events that read a top-level `decision: "block"` (+ `reason`). */
 const TOP_LEVEL_DECISION = new Set([
-  'UserPromptSubmit', 'UserPromptExpansion', 'PostToolUse', 'PostToolUseFailure', 'PostToolBatch',
-  'Stop', 'SubagentStop', 'ConfigChange', 'PreCompact', 'TaskCreated',
+  'UserPromptSubmit',
+  'UserPromptExpansion',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PostToolBatch',
+  'Stop',
+  'SubagentStop',
+  'ConfigChange',
+  'PreCompact',
+  'TaskCreated',
 ]);
 /**
  * `hookSpecificOutput` fields each event documents. Stop/SubagentStop are absent on purpose:
@@ -36,7 +44,8 @@ export function protocolProblems(event: string, answer: unknown): string[] {
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return ['answer is not a JSON object'];
   const out = answer as Record<string, unknown>;
   for (const key of Object.keys(out)) {
-    if (!UNIVERSAL.has(key) && key !== 'decision' && key !== 'reason' && key !== 'hookSpecificOutput') problems.push(`unknown top-level key ${key}`);
+    if (!UNIVERSAL.has(key) && key !== 'decision' && key !== 'reason' && key !== 'hookSpecificOutput')
+      problems.push(`unknown top-level key ${key}`);
   }
   if ('decision' in out) {
     if (out.decision !== 'block') problems.push(`top-level decision must be "block", got ${JSON.stringify(out.decision)}`);
@@ -46,37 +55,49 @@ export function protocolProblems(event: string, answer: unknown): string[] {
     problems.push('reason without decision');
   }
   for (const key of ['stopReason', 'systemMessage', 'reason']) {
-    if (key in out && (typeof out[key] !== 'string' || (out[key] as string).length > TEXT_LIMIT)) problems.push(`${key} must be a string of at most ${TEXT_LIMIT} chars`);
+    if (key in out && (typeof out[key] !== 'string' || (out[key] as string).length > TEXT_LIMIT))
+      problems.push(`${key} must be a string of at most ${TEXT_LIMIT} chars`);
   }
   if ('continue' in out && typeof out.continue !== 'boolean') problems.push('continue must be a boolean');
   if ('hookSpecificOutput' in out) {
     const specific = out.hookSpecificOutput as Record<string, unknown>;
     if (typeof specific !== 'object' || specific === null) return [...problems, 'hookSpecificOutput must be an object'];
-    if (specific.hookEventName !== event) problems.push(`hookSpecificOutput.hookEventName must be ${event}, got ${JSON.stringify(specific.hookEventName)}`);
+    if (specific.hookEventName !== event)
+      problems.push(`hookSpecificOutput.hookEventName must be ${event}, got ${JSON.stringify(specific.hookEventName)}`);
     const allowed = SPECIFIC[event];
     if (!allowed) problems.push(`${event} documents no hookSpecificOutput`);
     for (const key of Object.keys(specific)) {
-      if (key !== 'hookEventName' && allowed && !allowed.has(key)) problems.push(`hookSpecificOutput.${key} is not documented for ${event}`);
+      if (key !== 'hookEventName' && allowed && !allowed.has(key))
+        problems.push(`hookSpecificOutput.${key} is not documented for ${event}`);
     }
     if ('permissionDecision' in specific && !['allow', 'deny', 'ask', 'defer'].includes(specific.permissionDecision as string)) {
       problems.push(`permissionDecision ${JSON.stringify(specific.permissionDecision)} is not allow/deny/ask/defer`);
     }
-    if ('permissionDecisionReason' in specific && typeof specific.permissionDecisionReason !== 'string') problems.push('permissionDecisionReason must be a string');
-    if ('updatedInput' in specific && (typeof specific.updatedInput !== 'object' || specific.updatedInput === null || Array.isArray(specific.updatedInput))) {
+    if ('permissionDecisionReason' in specific && typeof specific.permissionDecisionReason !== 'string')
+      problems.push('permissionDecisionReason must be a string');
+    if (
+      'updatedInput' in specific &&
+      (typeof specific.updatedInput !== 'object' || specific.updatedInput === null || Array.isArray(specific.updatedInput))
+    ) {
       problems.push('updatedInput must be an object (it replaces the whole tool input)');
     }
     if ('updatedInput' in specific && !['allow', 'ask'].includes(specific.permissionDecision as string)) {
       problems.push('updatedInput needs permissionDecision allow or ask');
     }
-    if ('additionalContext' in specific && (typeof specific.additionalContext !== 'string' || (specific.additionalContext as string).length > TEXT_LIMIT)) {
+    if (
+      'additionalContext' in specific &&
+      (typeof specific.additionalContext !== 'string' || (specific.additionalContext as string).length > TEXT_LIMIT)
+    ) {
       problems.push('additionalContext must be a string of at most 10,000 chars');
     }
     if ('decision' in specific) {
       const d = specific.decision as Record<string, unknown>;
-      if (typeof d !== 'object' || d === null || !['allow', 'deny'].includes(d.behavior as string)) problems.push('decision.behavior must be allow or deny');
+      if (typeof d !== 'object' || d === null || !['allow', 'deny'].includes(d.behavior as string))
+        problems.push('decision.behavior must be allow or deny');
       else {
         for (const key of Object.keys(d)) {
-          if (!['behavior', 'updatedInput', 'updatedPermissions', 'message', 'interrupt'].includes(key)) problems.push(`decision.${key} is not documented`);
+          if (!['behavior', 'updatedInput', 'updatedPermissions', 'message', 'interrupt'].includes(key))
+            problems.push(`decision.${key} is not documented`);
         }
         if (d.behavior === 'allow' && ('message' in d || 'interrupt' in d)) problems.push('message/interrupt only go with behavior deny');
       }

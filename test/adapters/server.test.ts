@@ -22,7 +22,10 @@ const HOOKS: HookDefinition[] = [
     match: 'Bash',
     capability: 'guardrail',
     priority: 10,
-    run: (inv) => (String((inv.toolInput as { command?: string }).command).startsWith('rm -rf') ? deny('recursive delete', 'safety_violation') : undefined),
+    run: (inv) =>
+      String((inv.toolInput as { command?: string }).command).startsWith('rm -rf')
+        ? deny('recursive delete', 'safety_violation')
+        : undefined,
   },
   {
     id: 'slow',
@@ -54,8 +57,17 @@ async function start(options: { maxBodyBytes?: number; hooks?: HookDefinition[];
   servers.push(server);
   const { url } = await server.listen(0);
   const count = () => ledger.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
-  const call = async (method: string, path: string, body?: string, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) => {
-    const response = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body !== undefined ? { body } : {}) });
+  const call = async (
+    method: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` },
+  ) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await response.text();
     return { status: response.status, json: text === '' ? null : (JSON.parse(text) as Record<string, any>), headers: response.headers };
   };
@@ -90,8 +102,17 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
   it('requests without the right token get 401 (a Claude hook call: a block) and are not recorded', async () => {
     const { call, count } = await start();
     const body = fixtureText('01-pretooluse-bash-rm.json');
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: TOKEN }, { authorization: `Basic ${TOKEN}` }]) {
-      for (const [method, path] of [['POST', '/v1/invocations'], ['GET', '/v1/invocations/1'], ['GET', '/v1/denials']] as const) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer wrong-token-0123456789' },
+      { authorization: TOKEN },
+      { authorization: `Basic ${TOKEN}` },
+    ]) {
+      for (const [method, path] of [
+        ['POST', '/v1/invocations'],
+        ['GET', '/v1/invocations/1'],
+        ['GET', '/v1/denials'],
+      ] as const) {
         const res = await call(method, path, method === 'POST' ? body : undefined, headers);
         expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
         expect(res.json).toMatchObject({ error: { code: 'unauthorised' } });
@@ -100,7 +121,11 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
       // A Claude Code hook with a wrong token must not fail open: a 401 would let the tool run.
       const res = await call('POST', '/claude', body, headers);
       expect(res.status).toBe(200);
-      expect(res.json).toEqual({ decision: 'block', reason: expect.stringMatching(/^hookledger could not decide: missing or wrong bearer token/), systemMessage: expect.any(String) });
+      expect(res.json).toEqual({
+        decision: 'block',
+        reason: expect.stringMatching(/^hookledger could not decide: missing or wrong bearer token/),
+        systemMessage: expect.any(String),
+      });
     }
     expect(count()).toBe(0);
   });
@@ -128,7 +153,11 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     const res = await call('POST', '/claude', '{"hook_event_name":"PreToolUse","tool_name":5}');
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
-      hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'hookledger could not decide: body: tool_name: tool_name must be a string' },
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        permissionDecision: 'deny',
+        permissionDecisionReason: 'hookledger could not decide: body: tool_name: tool_name must be a string',
+      },
     });
     expect(count()).toBe(0);
   });
@@ -139,7 +168,10 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
       ['{"hook_event_name":', /^hookledger could not decide: body: not valid JSON/],
       ['[1,2]', /^hookledger could not decide: body: expected the Claude Code hook JSON object$/],
       ['', /^hookledger could not decide: body: empty; expected JSON$/],
-      [JSON.stringify({ hook_event_name: 'PreToolUse', tool_input: { content: 'x'.repeat(10_000) } }), /^hookledger could not decide: body: (10060 bytes )?exceeds the 2048-byte limit/],
+      [
+        JSON.stringify({ hook_event_name: 'PreToolUse', tool_input: { content: 'x'.repeat(10_000) } }),
+        /^hookledger could not decide: body: (10060 bytes )?exceeds the 2048-byte limit/,
+      ],
     ];
     for (const [body, reason] of cases) {
       const res = await call('POST', '/claude', body);
@@ -164,11 +196,15 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     expect(res.json).toEqual({ error: { code: 'body_too_large', message: expect.stringMatching(/exceeds the 2048-byte limit/) } });
     // Chunked: the limit is enforced while reading.
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request(`${url}/v1/invocations`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'transfer-encoding': 'chunked' } }, (response) => {
-        let body = '';
-        response.on('data', (c: Buffer) => (body += c.toString()));
-        response.on('end', () => resolve({ status: response.statusCode!, body }));
-      });
+      const req = request(
+        `${url}/v1/invocations`,
+        { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'transfer-encoding': 'chunked' } },
+        (response) => {
+          let body = '';
+          response.on('data', (c: Buffer) => (body += c.toString()));
+          response.on('end', () => resolve({ status: response.statusCode!, body }));
+        },
+      );
       req.on('error', reject);
       for (let i = 0; i < 10; i += 1) req.write('x'.repeat(1000));
       req.end();
@@ -180,11 +216,25 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
 
   it('the JSON API: POST an invocation, GET its explanation, GET denials with filters and paging', async () => {
     const { call } = await start();
-    const posted = await call('POST', '/v1/invocations', JSON.stringify({ point: 'pre_tool_use', sessionId: 's-1', toolName: 'Bash', toolUseId: 'toolu_a', toolInput: { command: 'rm -rf /' } }));
+    const posted = await call(
+      'POST',
+      '/v1/invocations',
+      JSON.stringify({
+        point: 'pre_tool_use',
+        sessionId: 's-1',
+        toolName: 'Bash',
+        toolUseId: 'toolu_a',
+        toolInput: { command: 'rm -rf /' },
+      }),
+    );
     expect(posted.status).toBe(200);
     expect(posted.json).toMatchObject({ decision: 'deny', decisiveHookId: 'block-destructive-rm', reasonCode: 'safety_violation' });
     await call('POST', '/v1/invocations', fixtureText('01-pretooluse-bash-rm.json'));
-    await call('POST', '/v1/invocations', JSON.stringify({ point: 'pre_tool_use', sessionId: 's-2', toolName: 'Bash', toolInput: { command: 'ls' } }));
+    await call(
+      'POST',
+      '/v1/invocations',
+      JSON.stringify({ point: 'pre_tool_use', sessionId: 's-2', toolName: 'Bash', toolInput: { command: 'ls' } }),
+    );
 
     const byId = await call('GET', `/v1/invocations/${posted.json!.invocationId}`);
     expect(byId.status).toBe(200);
@@ -204,17 +254,30 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     const session = await call('GET', '/v1/denials?sessionId=s-1&since=1d');
     expect(session.json!.denials.map((d: { sessionId: string }) => d.sessionId)).toEqual(['s-1']);
 
-    expect(await call('GET', '/v1/denials?reasonCode=rude')).toMatchObject({ status: 400, json: { error: { message: expect.stringMatching(/^query: reasonCode/) } } });
+    expect(await call('GET', '/v1/denials?reasonCode=rude')).toMatchObject({
+      status: 400,
+      json: { error: { message: expect.stringMatching(/^query: reasonCode/) } },
+    });
     expect(await call('GET', '/v1/denials?colour=red')).toMatchObject({ status: 400 });
     expect(await call('GET', '/v1/denials?limit=0')).toMatchObject({ status: 400 });
-    expect(await call('GET', '/v1/denials?since=yesterday')).toMatchObject({ status: 400, json: { error: { message: expect.stringMatching(/^since: "yesterday" is not a date/) } } });
+    expect(await call('GET', '/v1/denials?since=yesterday')).toMatchObject({
+      status: 400,
+      json: { error: { message: expect.stringMatching(/^since: "yesterday" is not a date/) } },
+    });
     expect(await call('DELETE', '/v1/denials')).toMatchObject({ status: 405 });
     expect(await call('GET', '/v2/nothing')).toMatchObject({ status: 404 });
   });
 
   it('serves 16 concurrent clients; every request is recorded once', async () => {
     const { call, count } = await start();
-    const body = (i: number, j: number) => JSON.stringify({ hook_event_name: 'PreToolUse', session_id: `c-${i}`, tool_name: 'Bash', tool_use_id: `t-${i}-${j}`, tool_input: { command: j % 2 ? 'rm -rf x' : 'ls' } });
+    const body = (i: number, j: number) =>
+      JSON.stringify({
+        hook_event_name: 'PreToolUse',
+        session_id: `c-${i}`,
+        tool_name: 'Bash',
+        tool_use_id: `t-${i}-${j}`,
+        tool_input: { command: j % 2 ? 'rm -rf x' : 'ls' },
+      });
     const results = await Promise.all(
       Array.from({ length: 16 }, async (_, i) => {
         const answers = [];
@@ -236,16 +299,29 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
       hookSet: defineHooks({
         name: 'via-http',
         hooks: [
-          { id: 'remote', point: 'pre_tool_use', capability: 'guardrail', http: { url: `${url}/claude`, headers: { authorization: `Bearer ${TOKEN}` } } },
+          {
+            id: 'remote',
+            point: 'pre_tool_use',
+            capability: 'guardrail',
+            http: { url: `${url}/claude`, headers: { authorization: `Bearer ${TOKEN}` } },
+          },
           { id: 'unauthorised', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', onFailure: 'allow', http: `${url}/claude` },
         ],
       }),
     });
     const report = await upstream.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'rm -rf /tmp/x' } });
-    expect(report).toMatchObject({ decision: 'deny', decisiveHookId: 'remote', message: expect.stringContaining('denied by block-destructive-rm (safety_violation): recursive delete') });
+    expect(report).toMatchObject({
+      decision: 'deny',
+      decisiveHookId: 'remote',
+      message: expect.stringContaining('denied by block-destructive-rm (safety_violation): recursive delete'),
+    });
     // Without the token the Claude endpoint still answers in Claude's format: a block, under the deny error policy.
     const read = await upstream.run({ point: 'pre_tool_use', toolName: 'Read', toolInput: { file_path: '/x' } });
-    expect(read).toMatchObject({ decision: 'deny', decisiveHookId: 'unauthorised', message: expect.stringMatching(/missing or wrong bearer token/) });
+    expect(read).toMatchObject({
+      decision: 'deny',
+      decisiveHookId: 'unauthorised',
+      message: expect.stringMatching(/missing or wrong bearer token/),
+    });
     await upstream.close();
   });
 
@@ -253,8 +329,24 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     let backgroundDone = false;
     const { call, server, count } = await start({
       hooks: [
-        { id: 'slow-ok', point: 'pre_tool_use', capability: 'guardrail', run: async () => { await sleep(300); return { decision: 'allow' }; } },
-        { id: 'bg', point: 'pre_tool_use', mode: 'background', run: async () => { await sleep(200); backgroundDone = true; } },
+        {
+          id: 'slow-ok',
+          point: 'pre_tool_use',
+          capability: 'guardrail',
+          run: async () => {
+            await sleep(300);
+            return { decision: 'allow' };
+          },
+        },
+        {
+          id: 'bg',
+          point: 'pre_tool_use',
+          mode: 'background',
+          run: async () => {
+            await sleep(200);
+            backgroundDone = true;
+          },
+        },
       ],
     });
     const slow = call('POST', '/v1/invocations', JSON.stringify({ point: 'pre_tool_use', toolName: 'Bash' }));
@@ -278,7 +370,10 @@ describe('the token', () => {
     expect(first.token).toMatch(/^[0-9a-f]{64}$/);
     expect(statSync(`${db}.token`).mode & 0o777).toBe(0o600);
     expect(resolveServerToken({ env: {}, ledgerPath: db })).toMatchObject({ token: first.token, created: false });
-    expect(resolveServerToken({ env: { HOOKLEDGER_TOKEN: 'from-the-environment-1234' }, ledgerPath: db })).toMatchObject({ source: 'env', file: null });
+    expect(resolveServerToken({ env: { HOOKLEDGER_TOKEN: 'from-the-environment-1234' }, ledgerPath: db })).toMatchObject({
+      source: 'env',
+      file: null,
+    });
     writeFileSync(join(dir, 'open.db.token'), 'x'.repeat(32), { mode: 0o644 });
     expect(() => resolveServerToken({ env: {}, ledgerPath: join(dir, 'open.db') })).toThrow(/readable by other users \(mode 644\)/);
   });
@@ -289,11 +384,40 @@ describe('hookledger serve (the CLI)', () => {
     const dir = tempDir();
     const db = join(dir, 'ledger.db');
     const config = join(dir, 'hooks.json');
-    writeFileSync(config, JSON.stringify({ name: 'srv', hooks: [{ id: 'no-rm', point: 'pre_tool_use', capability: 'guardrail', command: `bash ${join(import.meta.dirname, '../fixtures/claude-hooks/block-rm.sh')}` }] }));
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(import.meta.dirname, '../../src/cli/bin.ts'), 'serve', '--config', config, '--db', db, '--port', '0', '--json'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, HOOKLEDGER_TOKEN: '' },
-    });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        name: 'srv',
+        hooks: [
+          {
+            id: 'no-rm',
+            point: 'pre_tool_use',
+            capability: 'guardrail',
+            command: `bash ${join(import.meta.dirname, '../fixtures/claude-hooks/block-rm.sh')}`,
+          },
+        ],
+      }),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        tsxLoader,
+        join(import.meta.dirname, '../../src/cli/bin.ts'),
+        'serve',
+        '--config',
+        config,
+        '--db',
+        db,
+        '--port',
+        '0',
+        '--json',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, HOOKLEDGER_TOKEN: '' },
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -311,7 +435,11 @@ describe('hookledger serve (the CLI)', () => {
       expect(statSync(started.tokenFile).mode & 0o777).toBe(0o600);
       expect(stderr).toContain(`token in ${db}.token (new)`);
       const token = readFileSync(started.tokenFile, 'utf8').trim();
-      const res = await fetch(`${started.url}/claude`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: fixtureText('01-pretooluse-bash-rm.json') });
+      const res = await fetch(`${started.url}/claude`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+        body: fixtureText('01-pretooluse-bash-rm.json'),
+      });
       expect(await res.json()).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
       expect((await fetch(`${started.url}/healthz`)).status).toBe(200);
     } finally {

@@ -17,7 +17,13 @@ describe('hookledger run / explain', () => {
     const dir = tempDir();
     const db = join(dir, 'l.db');
     writeFileSync(join(dir, 'hooks.ts'), config);
-    const invocation = { point: 'pre_tool_use', sessionId: 's-1', toolName: 'Bash', toolUseId: 'toolu_42', toolInput: { command: 'rm -rf /' } };
+    const invocation = {
+      point: 'pre_tool_use',
+      sessionId: 's-1',
+      toolName: 'Bash',
+      toolUseId: 'toolu_42',
+      toolInput: { command: 'rm -rf /' },
+    };
     const run = await runCli(['run', '--config', join(dir, 'hooks.ts'), '--db', db, '--json'], { input: JSON.stringify(invocation) });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -78,7 +84,9 @@ describe('one-line errors', () => {
   it('a JSON error quoting multi-line input is still one line', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'hooks.ts'), config);
-    const result = await runCli(['run', '--config', join(dir, 'hooks.ts'), '--db', join(dir, 'l.db')], { input: '{\n  "point":\n  "pre_tool_use",\n  oops\n}' });
+    const result = await runCli(['run', '--config', join(dir, 'hooks.ts'), '--db', join(dir, 'l.db')], {
+      input: '{\n  "point":\n  "pre_tool_use",\n  oops\n}',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/^hookledger: stdin: not valid JSON/);

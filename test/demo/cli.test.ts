@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 
-describe('hookledger demo (the README\'s first command, end to end)', () => {
+describe("hookledger demo (the README's first command, end to end)", () => {
   it('records the bundled session, prints the summary and every denial, warns about nothing, and explain reads it back', async () => {
     const dir = tempDir();
     const demo = await runCli(['demo'], { cwd: dir, timeoutMs: 60_000 });
@@ -21,7 +21,10 @@ describe('hookledger demo (the README\'s first command, end to end)', () => {
     expect(denied).not.toBeNull();
     const explained = await runCli(['explain', denied![1]!, '--db', db, '--json']);
     expect(explained.code).toBe(0);
-    expect(JSON.parse(explained.stdout)).toMatchObject({ invocation: { decision: 'deny' }, decisive: { hookId: 'block-destructive-rm', reasonCode: 'safety_violation' } });
+    expect(JSON.parse(explained.stdout)).toMatchObject({
+      invocation: { decision: 'deny' },
+      decisive: { hookId: 'block-destructive-rm', reasonCode: 'safety_violation' },
+    });
 
     const verify = await runCli(['verify', '--db', db]);
     expect(verify.code).toBe(0);

@@ -64,7 +64,13 @@ describe('hook-set validation', () => {
   });
 
   it('hashes http header values rather than storing secrets in the canonical form', () => {
-    const set = resolveHookSet({ name: 't', hooks: [{ id: 'h', point: 'stop', http: { url: 'http://127.0.0.1:1/x', headers: { Authorization: 'Bearer s3cret' } } }] }, 'x');
+    const set = resolveHookSet(
+      {
+        name: 't',
+        hooks: [{ id: 'h', point: 'stop', http: { url: 'http://127.0.0.1:1/x', headers: { Authorization: 'Bearer s3cret' } } }],
+      },
+      'x',
+    );
     expect(set.canonical).not.toContain('s3cret');
   });
 });
@@ -83,7 +89,10 @@ describe('hook results', () => {
   });
 
   it('a deny defaults its reason code to policy_violation', () => {
-    expect(parseHookResult({ decision: 'deny', message: 'x' })).toEqual({ ok: true, result: { decision: 'deny', message: 'x', reasonCode: 'policy_violation' } });
+    expect(parseHookResult({ decision: 'deny', message: 'x' })).toEqual({
+      ok: true,
+      result: { decision: 'deny', message: 'x', reasonCode: 'policy_violation' },
+    });
   });
 
   it.each([

@@ -4,7 +4,16 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allow, deny, modify } from '../../src/domain/results.js';
-import { linkHash, invocationEntry, INVOCATION_SELECT, OUTCOME_SELECT, outcomeEntry, OUTCOMES_OF_INVOCATION_SELECT, parseRowsText, type RawRow } from '../../src/ledger/integrity.js';
+import {
+  linkHash,
+  invocationEntry,
+  INVOCATION_SELECT,
+  OUTCOME_SELECT,
+  outcomeEntry,
+  OUTCOMES_OF_INVOCATION_SELECT,
+  parseRowsText,
+  type RawRow,
+} from '../../src/ledger/integrity.js';
 import { openLedger, type Ledger } from '../../src/ledger/open.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
@@ -16,13 +25,27 @@ const writerScript = join(import.meta.dirname, '../fixtures/scripts/chain-writer
 /** A ledger with a few committed invocations of every shape: allow, deny (background skipped), modify, background completed. */
 async function populated() {
   const ctx = setup([
-    { id: 'rewrite', point: 'pre_tool_use', priority: 1, capability: 'guardrail', run: (inv) => ((inv.toolInput as { command: string }).command === 'ls' ? modify({ command: 'ls -a' }) : undefined) },
+    {
+      id: 'rewrite',
+      point: 'pre_tool_use',
+      priority: 1,
+      capability: 'guardrail',
+      run: (inv) => ((inv.toolInput as { command: string }).command === 'ls' ? modify({ command: 'ls -a' }) : undefined),
+    },
     { id: 'ok', point: 'pre_tool_use', priority: 2, capability: 'guardrail', run: () => allow() },
-    { id: 'block', point: 'pre_tool_use', priority: 3, capability: 'guardrail', run: (inv) => ((inv.toolInput as { command: string }).command.startsWith('rm') ? deny('no rm', 'safety_violation', { rule: 1 }) : undefined) },
+    {
+      id: 'block',
+      point: 'pre_tool_use',
+      priority: 3,
+      capability: 'guardrail',
+      run: (inv) =>
+        (inv.toolInput as { command: string }).command.startsWith('rm') ? deny('no rm', 'safety_violation', { rule: 1 }) : undefined,
+    },
     { id: 'audit', point: 'pre_tool_use', mode: 'background', run: () => ({ additionalContext: 'logged' }) },
   ]);
   const ids: number[] = [];
-  for (const command of ['ls', 'rm -rf /', 'echo hi', 'cat x']) ids.push((await ctx.runner.run({ ...bash(command), sessionId: 's-1' })).invocationId);
+  for (const command of ['ls', 'rm -rf /', 'echo hi', 'cat x'])
+    ids.push((await ctx.runner.run({ ...bash(command), sessionId: 's-1' })).invocationId);
   await ctx.runner.close();
   return { ...ctx, ids };
 }
@@ -57,7 +80,11 @@ describe('the tamper-evidence chain', () => {
   it('a link covers the invocation row and every outcome row as stored', async () => {
     const { ledger, ids } = await populated();
     const link = ledger.sqlite.prepare(`SELECT * FROM chain WHERE kind = 'invocation' AND ref_id = ?`).get(ids[1]) as {
-      seq: number; prev_hash: string; hash: string; at: number; rows: string;
+      seq: number;
+      prev_hash: string;
+      hash: string;
+      at: number;
+      rows: string;
     };
     const inv = ledger.sqlite.prepare(INVOCATION_SELECT).raw().get(ids[1]) as RawRow;
     const outcomes = ledger.sqlite.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw().all(ids[1]) as RawRow[];
@@ -78,21 +105,30 @@ describe('the tamper-evidence chain', () => {
 
   it('UPDATE of an outcome: verify names the outcome', async () => {
     const { ledger, path, ids } = await populated();
-    const outcome = ledger.sqlite.prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'block'`).pluck().get(ids[1]) as number;
+    const outcome = ledger.sqlite
+      .prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'block'`)
+      .pluck()
+      .get(ids[1]) as number;
     tamper(path, `UPDATE outcomes SET message = 'harmless' WHERE id = ?`, outcome);
     expect(verify(ledger).problems).toEqual([expect.objectContaining({ kind: 'changed', table: 'outcomes', id: outcome })]);
   });
 
   it('UPDATE of a completed background outcome: verify names it', async () => {
     const { ledger, path, ids } = await populated();
-    const outcome = ledger.sqlite.prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'audit'`).pluck().get(ids[0]) as number;
+    const outcome = ledger.sqlite
+      .prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'audit'`)
+      .pluck()
+      .get(ids[0]) as number;
     tamper(path, `UPDATE outcomes SET status = 'failed' WHERE id = ?`, outcome);
     expect(verify(ledger).problems[0]).toMatchObject({ kind: 'changed', table: 'outcomes', id: outcome });
   });
 
   it('DELETE of an outcome: verify names it as removed', async () => {
     const { ledger, path, ids } = await populated();
-    const outcome = ledger.sqlite.prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'ok'`).pluck().get(ids[2]) as number;
+    const outcome = ledger.sqlite
+      .prepare(`SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = 'ok'`)
+      .pluck()
+      .get(ids[2]) as number;
     tamper(path, 'DELETE FROM outcomes WHERE id = ?', outcome);
     expect(verify(ledger).problems).toEqual([expect.objectContaining({ kind: 'removed', table: 'outcomes', id: outcome })]);
   });
@@ -143,13 +179,25 @@ describe('the tamper-evidence chain', () => {
     const { ledger, path, ids } = await populated();
     tamper(path, `UPDATE invocations SET decision = 'allow' WHERE id = ?`, ids[1]);
     // Recompute the edited invocation's link the way hookledger would.
-    const link = ledger.sqlite.prepare(`SELECT * FROM chain WHERE kind = 'invocation' AND ref_id = ?`).get(ids[1]) as { seq: number; prev_hash: string; at: number; rows: string };
+    const link = ledger.sqlite.prepare(`SELECT * FROM chain WHERE kind = 'invocation' AND ref_id = ?`).get(ids[1]) as {
+      seq: number;
+      prev_hash: string;
+      at: number;
+      rows: string;
+    };
     const inv = ledger.sqlite.prepare(INVOCATION_SELECT).raw().get(ids[1]) as RawRow;
     const outcomes = ledger.sqlite.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw().all(ids[1]) as RawRow[];
     const stored = parseRowsText(link.rows);
     const entries = [invocationEntry(inv), ...outcomes.map((o) => outcomeEntry(o, stored.get(`o${o[0] as number}`)?.pending ?? false))];
-    tamper(path, 'UPDATE chain SET hash = ? WHERE seq = ?', linkHash(link.prev_hash, link.seq, 'invocation', ids[1]!, link.at, entries), link.seq);
-    expect(verify(ledger).problems).toEqual([expect.objectContaining({ kind: 'changed', table: 'invocations', id: ids[1], seq: link.seq })]);
+    tamper(
+      path,
+      'UPDATE chain SET hash = ? WHERE seq = ?',
+      linkHash(link.prev_hash, link.seq, 'invocation', ids[1]!, link.at, entries),
+      link.seq,
+    );
+    expect(verify(ledger).problems).toEqual([
+      expect.objectContaining({ kind: 'changed', table: 'invocations', id: ids[1], seq: link.seq }),
+    ]);
   });
 
   it('a background outcome pending at commit may stay pending, but may not gain a result without its link', async () => {
@@ -164,21 +212,79 @@ describe('the tamper-evidence chain', () => {
     const { ledger } = setup([]);
     const writer = new LedgerWriter(ledger);
     const hookSetId = ledger.sqlite.prepare('SELECT id FROM hook_sets').pluck().get() as number;
-    writer.begin(hookSetId, { point: 'stop', eventName: null, sessionId: null, turn: null, toolName: null, toolUseId: null, toolInput: null, toolResponse: null, prompt: null, error: null, agent: null, cwd: null, meta: {}, raw: null }, Date.now());
+    writer.begin(
+      hookSetId,
+      {
+        point: 'stop',
+        eventName: null,
+        sessionId: null,
+        turn: null,
+        toolName: null,
+        toolUseId: null,
+        toolInput: null,
+        toolResponse: null,
+        prompt: null,
+        error: null,
+        agent: null,
+        cwd: null,
+        meta: {},
+        raw: null,
+      },
+      Date.now(),
+    );
     const report = verify(ledger);
     expect(report).toMatchObject({ ok: true, uncommitted: 1, links: 0 });
   });
 
   it('values SQLite normalises on the way in (lone surrogates, NUL, floats) still verify', async () => {
     const { runner, ledger } = setup([
-      { id: 'odd', point: 'pre_tool_use', capability: 'guardrail', run: () => deny('bad \ud800 half a pair \u0000 and a NUL', 'policy_violation', { s: '\udfff' }) },
+      {
+        id: 'odd',
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        run: () => deny('bad \ud800 half a pair \u0000 and a NUL', 'policy_violation', { s: '\udfff' }),
+      },
     ]);
-    await runner.run({ point: 'pre_tool_use', sessionId: 'sess-\ud83d', toolName: 'T\udc00', cwd: '/tmp/\u0000x', toolInput: { k: '\ud800' }, meta: { f: 0.1 + 0.2 } });
+    await runner.run({
+      point: 'pre_tool_use',
+      sessionId: 'sess-\ud83d',
+      toolName: 'T\udc00',
+      cwd: '/tmp/\u0000x',
+      toolInput: { k: '\ud800' },
+      meta: { f: 0.1 + 0.2 },
+    });
     const writer = new LedgerWriter(ledger);
     const hookSetId = ledger.sqlite.prepare('SELECT id FROM hook_sets').pluck().get() as number;
-    const inv = { point: 'stop' as const, eventName: null, sessionId: null, turn: 2, toolName: null, toolUseId: null, toolInput: null, toolResponse: null, prompt: null, error: null, agent: null, cwd: null, meta: {}, raw: null };
+    const inv = {
+      point: 'stop' as const,
+      eventName: null,
+      sessionId: null,
+      turn: 2,
+      toolName: null,
+      toolUseId: null,
+      toolInput: null,
+      toolResponse: null,
+      prompt: null,
+      error: null,
+      agent: null,
+      cwd: null,
+      meta: {},
+      raw: null,
+    };
     const id = writer.begin(hookSetId, inv, 1.5);
-    writer.finish(id, { decision: 'none', decisiveHookId: null, reasonCode: null, message: null, modifiedInput: null, additionalContext: [], durationUs: 12.75 }, []);
+    writer.finish(
+      id,
+      {
+        decision: 'none',
+        decisiveHookId: null,
+        reasonCode: null,
+        message: null,
+        modifiedInput: null,
+        additionalContext: [],
+        durationUs: 12.75,
+      },
+      [],
+    );
     const report = verify(ledger);
     expect(report.problems).toEqual([]);
     expect(report.records.invocations).toBe(2);
@@ -197,13 +303,17 @@ describe('the tamper-evidence chain', () => {
     const each = 40;
     setTimeout(() => writeFileSync(`${path}.go`, ''), 300);
     await Promise.all(
-      Array.from({ length: processes }, (_, i) =>
-        new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, ['--import', 'tsx', writerScript, path, String(each), `w${i}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-          let err = '';
-          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${i} exited ${code}: ${err}`))));
-        }),
+      Array.from(
+        { length: processes },
+        (_, i) =>
+          new Promise<void>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--import', 'tsx', writerScript, path, String(each), `w${i}`], {
+              stdio: ['ignore', 'pipe', 'pipe'],
+            });
+            let err = '';
+            child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+            child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${i} exited ${code}: ${err}`))));
+          }),
       ),
     );
     const ledger = openLedger({ path });
@@ -213,7 +323,10 @@ describe('the tamper-evidence chain', () => {
       const denied = processes * (each / 5);
       expect(report.records).toEqual({ invocations: processes * each, backgroundOutcomes: processes * each - denied, checkpoints: 0 });
       // One chain holds every process's links.
-      const pids = ledger.sqlite.prepare(`SELECT i.pid FROM chain c JOIN invocations i ON i.id = c.ref_id WHERE c.kind = 'invocation' ORDER BY c.seq`).pluck().all() as number[];
+      const pids = ledger.sqlite
+        .prepare(`SELECT i.pid FROM chain c JOIN invocations i ON i.id = c.ref_id WHERE c.kind = 'invocation' ORDER BY c.seq`)
+        .pluck()
+        .all() as number[];
       expect(new Set(pids).size).toBe(processes);
     } finally {
       ledger.close();
@@ -262,7 +375,13 @@ describe('hookledger verify', () => {
 
 /** What a careful attacker would do: recompute every link from the current rows. */
 function rebuildChain(ledger: Ledger): void {
-  const links = ledger.sqlite.prepare('SELECT * FROM chain ORDER BY seq').all() as { seq: number; kind: string; ref_id: number; at: number; rows: string }[];
+  const links = ledger.sqlite.prepare('SELECT * FROM chain ORDER BY seq').all() as {
+    seq: number;
+    kind: string;
+    ref_id: number;
+    at: number;
+    rows: string;
+  }[];
   let prev = '0'.repeat(64);
   for (const link of links) {
     let entries;
@@ -270,7 +389,9 @@ function rebuildChain(ledger: Ledger): void {
       const stored = parseRowsText(link.rows);
       entries = [
         invocationEntry(ledger.sqlite.prepare(INVOCATION_SELECT).raw().get(link.ref_id) as RawRow),
-        ...(ledger.sqlite.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw().all(link.ref_id) as RawRow[]).map((o) => outcomeEntry(o, stored.get(`o${o[0] as number}`)?.pending ?? false)),
+        ...(ledger.sqlite.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw().all(link.ref_id) as RawRow[]).map((o) =>
+          outcomeEntry(o, stored.get(`o${o[0] as number}`)?.pending ?? false),
+        ),
       ];
     } else {
       entries = [outcomeEntry(ledger.sqlite.prepare(OUTCOME_SELECT).raw().get(link.ref_id) as RawRow, false)];
@@ -283,7 +404,15 @@ function rebuildChain(ledger: Ledger): void {
 
 /** A committed invocation whose background hook never finished (still pending). */
 async function setupPendingBackground() {
-  const ctx = setup([{ id: 'slow', point: 'stop', mode: 'background', timeoutMs: 60_000, run: (_inv, hookCtx) => new Promise<void>((r) => hookCtx.signal.addEventListener('abort', () => r())) }]);
+  const ctx = setup([
+    {
+      id: 'slow',
+      point: 'stop',
+      mode: 'background',
+      timeoutMs: 60_000,
+      run: (_inv, hookCtx) => new Promise<void>((r) => hookCtx.signal.addEventListener('abort', () => r())),
+    },
+  ]);
   await ctx.runner.run({ point: 'stop' });
   return ctx;
 }
@@ -294,10 +423,63 @@ const GOLDEN_LINK_HASH = '4bac51f30ff5035e74a7b10238a5fddb5949840745d356b1544d75
 describe('link format', () => {
   it('is stable: a link over fixed rows hashes to the value ledgers already hold (v1)', () => {
     // Rows of every value kind the encoder sees: integers, a float, null, empty and non-ASCII strings.
-    const invocation: RawRow = [7, 1, 'pre_tool_use', null, 'sess', 3, 'Bash', 'toolu_1', null, '/w', '{"command":"ls"}', '{"point":"pre_tool_use"}',
-      null, null, 'completed', 'allow', 'ok', null, '', null, null, 1700000000000, 1700000000004, 4321, 99, 'hôst', 'f'.repeat(64)];
-    const outcome: RawRow = [40, 7, 'ok', 'pre_tool_use', 10, 0, 0, 'foreground', 'guardrail', 'in_process', 'completed', 'allow', 1, null, 'fine ✓',
-      null, null, null, null, null, null, null, null, 5000, 1700000000001, 2.5];
+    const invocation: RawRow = [
+      7,
+      1,
+      'pre_tool_use',
+      null,
+      'sess',
+      3,
+      'Bash',
+      'toolu_1',
+      null,
+      '/w',
+      '{"command":"ls"}',
+      '{"point":"pre_tool_use"}',
+      null,
+      null,
+      'completed',
+      'allow',
+      'ok',
+      null,
+      '',
+      null,
+      null,
+      1700000000000,
+      1700000000004,
+      4321,
+      99,
+      'hôst',
+      'f'.repeat(64),
+    ];
+    const outcome: RawRow = [
+      40,
+      7,
+      'ok',
+      'pre_tool_use',
+      10,
+      0,
+      0,
+      'foreground',
+      'guardrail',
+      'in_process',
+      'completed',
+      'allow',
+      1,
+      null,
+      'fine ✓',
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      5000,
+      1700000000001,
+      2.5,
+    ];
     const entries = [invocationEntry(invocation), outcomeEntry(outcome, false), outcomeEntry([41, ...outcome.slice(1)], true)];
     expect(linkHash('0'.repeat(64), 12, 'invocation', 7, 1700000000004, entries)).toBe(GOLDEN_LINK_HASH);
   });

@@ -21,7 +21,12 @@ afterEach(() => vi.useRealTimers());
 const hookSet = defineHooks({
   name: 'retention',
   hooks: [
-    { id: 'guard', point: 'pre_tool_use', capability: 'guardrail', run: (inv) => ((inv.toolInput as { command: string }).command === 'rm' ? deny('no') : undefined) },
+    {
+      id: 'guard',
+      point: 'pre_tool_use',
+      capability: 'guardrail',
+      run: (inv) => ((inv.toolInput as { command: string }).command === 'rm' ? deny('no') : undefined),
+    },
     { id: 'bg', point: 'pre_tool_use', mode: 'background', run: () => undefined },
   ],
 });
@@ -31,13 +36,16 @@ async function history(ledger: Ledger, sessionId: string, daysAgo: number, count
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(Date.now() - daysAgo * DAY);
   const runner = createRunner({ hookSet, ledger });
-  for (let i = 0; i < count; i++) await runner.run({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolInput: { command: i % 3 === 0 ? 'rm' : 'ls' } });
+  for (let i = 0; i < count; i++)
+    await runner.run({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolInput: { command: i % 3 === 0 ? 'rm' : 'ls' } });
   await runner.close();
   vi.useRealTimers();
 }
 
 function sessions(ledger: Ledger): Record<string, number> {
-  const rows = ledger.sqlite.prepare('SELECT session_id AS s, count(*) AS n FROM invocations GROUP BY session_id ORDER BY session_id').all() as { s: string; n: number }[];
+  const rows = ledger.sqlite
+    .prepare('SELECT session_id AS s, count(*) AS n FROM invocations GROUP BY session_id ORDER BY session_id')
+    .all() as { s: string; n: number }[];
   return Object.fromEntries(rows.map((r) => [r.s, r.n]));
 }
 
@@ -56,7 +64,13 @@ describe('prune', () => {
     expect(sessions(ledger)).toEqual({ 's-held': 4, 's-old-1': 7, 's-old-2': 5, 's-recent': 3 });
 
     const report = await pruneLedger(ledger, { before: parseCutoff('180d'), batchSize: 5 });
-    expect(report).toMatchObject({ invocations: 12, outcomes: 24, batches: 3, held: [{ sessionId: 's-held', invocations: 4 }], inProgress: 0 });
+    expect(report).toMatchObject({
+      invocations: 12,
+      outcomes: 24,
+      batches: 3,
+      held: [{ sessionId: 's-held', invocations: 4 }],
+      inProgress: 0,
+    });
     // 12 invocation links + 7 background links (the 5 denied invocations' background hooks were skipped).
     expect(report.links).toBe(12 + 7);
     expect(report.checkpoints).toHaveLength(3);
@@ -106,16 +120,20 @@ describe('prune', () => {
     let ready = 0;
     let go: () => void = () => {};
     const allReady = new Promise<void>((resolve) => (go = resolve));
-    const children = Array.from({ length: writers }, (_, i) =>
-      new Promise<void>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', writerScript, path, String(each), `w${i}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let err = '';
-        child.stdout.on('data', (c: Buffer) => {
-          if (c.toString().includes('ready') && ++ready === writers) go();
-        });
-        child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${i} exited ${code}: ${err}`))));
-      }),
+    const children = Array.from(
+      { length: writers },
+      (_, i) =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', writerScript, path, String(each), `w${i}`], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let err = '';
+          child.stdout.on('data', (c: Buffer) => {
+            if (c.toString().includes('ready') && ++ready === writers) go();
+          });
+          child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+          child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer ${i} exited ${code}: ${err}`))));
+        }),
     );
     await Promise.race([allReady, Promise.all(children)]);
     // Writers and the prune start together; small batches with pauses keep the prune going while they write.
@@ -147,7 +165,9 @@ describe('legal holds', () => {
     const { ledger } = tempLedger();
     placeHold(ledger, 's-1', 'case 1', 'alice');
     placeHold(ledger, 's-1', 'case 1, extended', 'bob');
-    expect(listHolds(ledger)).toEqual([expect.objectContaining({ sessionId: 's-1', reason: 'case 1, extended', heldBy: 'bob', invocations: 0 })]);
+    expect(listHolds(ledger)).toEqual([
+      expect.objectContaining({ sessionId: 's-1', reason: 'case 1, extended', heldBy: 'bob', invocations: 0 }),
+    ]);
     releaseHold(ledger, 's-1');
     expect(listHolds(ledger)).toEqual([]);
     expect(() => releaseHold(ledger, 's-1')).toThrow(/not under legal hold/);

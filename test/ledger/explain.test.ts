@@ -7,15 +7,35 @@ import { setup } from '../helpers.js';
 describe('explain', () => {
   it('reproduces the report from the database alone', async () => {
     const { runner, path } = setup([
-      { id: 'rewrite', point: 'pre_tool_use', priority: 5, capability: 'guardrail', run: () => modify({ command: 'ls -a' }, 'show hidden') },
+      {
+        id: 'rewrite',
+        point: 'pre_tool_use',
+        priority: 5,
+        capability: 'guardrail',
+        run: () => modify({ command: 'ls -a' }, 'show hidden'),
+      },
       { id: 'ok', point: 'pre_tool_use', priority: 10, capability: 'guardrail', run: () => allow() },
-      { id: 'block', point: 'pre_tool_use', priority: 20, capability: 'guardrail', run: () => ({ ...deny('not here', 'policy_violation', { why: 'test' }), additionalContext: 'see policy 4' }) },
+      {
+        id: 'block',
+        point: 'pre_tool_use',
+        priority: 20,
+        capability: 'guardrail',
+        run: () => ({ ...deny('not here', 'policy_violation', { why: 'test' }), additionalContext: 'see policy 4' }),
+      },
       { id: 'obs', point: 'pre_tool_use', priority: 1, run: () => undefined },
       { id: 'late', point: 'pre_tool_use', priority: 30, run: () => undefined },
       { id: 'bg', point: 'pre_tool_use', mode: 'background', run: () => undefined },
     ]);
     const report = await runner.run({
-      point: 'pre_tool_use', sessionId: 's-1', turn: 3, toolName: 'Bash', toolUseId: 'toolu_01', toolInput: { command: 'ls' }, agent: 'test', cwd: '/tmp', raw: { original: true },
+      point: 'pre_tool_use',
+      sessionId: 's-1',
+      turn: 3,
+      toolName: 'Bash',
+      toolUseId: 'toolu_01',
+      toolInput: { command: 'ls' },
+      agent: 'test',
+      cwd: '/tmp',
+      raw: { original: true },
     });
     await runner.close();
     const fresh = openLedger({ path });
@@ -23,8 +43,17 @@ describe('explain', () => {
       for (const ref of [report.invocationId, String(report.invocationId), 'toolu_01']) {
         const e = explain(fresh, ref);
         expect(e.invocation).toMatchObject({
-          id: report.invocationId, point: 'pre_tool_use', sessionId: 's-1', turn: 3, toolName: 'Bash', toolUseId: 'toolu_01',
-          status: 'completed', decision: 'deny', decisiveHookId: 'block', reasonCode: 'policy_violation', message: 'not here',
+          id: report.invocationId,
+          point: 'pre_tool_use',
+          sessionId: 's-1',
+          turn: 3,
+          toolName: 'Bash',
+          toolUseId: 'toolu_01',
+          status: 'completed',
+          decision: 'deny',
+          decisiveHookId: 'block',
+          reasonCode: 'policy_violation',
+          message: 'not here',
         });
         expect(e.hookSet).toMatchObject({ name: 'test', version: '1', fingerprint: report.hookSet.fingerprint, strategy: 'deny_wins' });
         expect(e.outcomes).toEqual(report.outcomes);

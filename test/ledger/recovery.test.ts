@@ -28,7 +28,10 @@ describe('the write path', () => {
     const { runner, ledger } = setup([{ id: 'a', point: 'stop', run: () => undefined }]);
     await runner.run({ point: 'stop' });
     await runner.run({ point: 'stop' });
-    const rows = ledger.sqlite.prepare('SELECT fingerprint, definition_json FROM hook_sets').all() as { fingerprint: string; definition_json: string }[];
+    const rows = ledger.sqlite.prepare('SELECT fingerprint, definition_json FROM hook_sets').all() as {
+      fingerprint: string;
+      definition_json: string;
+    }[];
     expect(rows).toHaveLength(1);
     expect(rows[0]!.fingerprint).toBe(runner.hookSet.fingerprint);
     expect(rows[0]!.definition_json).toContain('"source"');
@@ -53,7 +56,11 @@ describe('recovery', () => {
     const ledger = openLedger({ path });
     try {
       expect(ledger.recovered).toEqual({ invocations: 1, outcomes: 1 });
-      const rows = ledger.sqlite.prepare('SELECT id, point, status, message FROM invocations ORDER BY id').all() as { id: number; status: string; message: string }[];
+      const rows = ledger.sqlite.prepare('SELECT id, point, status, message FROM invocations ORDER BY id').all() as {
+        id: number;
+        status: string;
+        message: string;
+      }[];
       expect(rows.map((r) => r.status)).toEqual(['completed', 'interrupted']);
       expect(rows[1]!.message).toMatch(/ended before the decision was committed/);
       expect(explain(ledger, rows[0]!.id).outcomes.find((o) => o.hookId === 'bg')?.status).toBe('interrupted');

@@ -35,10 +35,15 @@ interface Result {
  * ignores file modes); `fileSizeBlocks` caps the size of any file it writes (RLIMIT_FSIZE, in
  * 512-byte blocks), which a write past it meets as EFBIG, like a full disk.
  */
-function cli(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; uid?: number; fileSizeBlocks?: number } = {}): Promise<Result> {
+function cli(
+  args: string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv; uid?: number; fileSizeBlocks?: number } = {},
+): Promise<Result> {
   const node = [process.execPath, '--import', tsxLoader, entry, ...args];
   const [file, argv] =
-    options.fileSizeBlocks === undefined ? [node[0]!, node.slice(1)] : ['/bin/sh', ['-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node]];
+    options.fileSizeBlocks === undefined
+      ? [node[0]!, node.slice(1)]
+      : ['/bin/sh', ['-c', `ulimit -f ${options.fileSizeBlocks} && exec "$@"`, 'sh', ...node]];
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, {
@@ -86,7 +91,10 @@ async function seeded(): Promise<Seeded> {
   const ledger = openLedger({ path: db });
   const runner = createRunner({
     ledger,
-    hookSet: defineHooks({ name: 'seed', hooks: [{ id: 'seed-guard', point: 'pre_tool_use', capability: 'guardrail', run: () => ({ decision: 'allow' }) }] }),
+    hookSet: defineHooks({
+      name: 'seed',
+      hooks: [{ id: 'seed-guard', point: 'pre_tool_use', capability: 'guardrail', run: () => ({ decision: 'allow' }) }],
+    }),
   });
   for (let i = 0; i < 3; i++) await runner.run(bash(`echo ${i}`));
   await runner.close();
@@ -94,7 +102,10 @@ async function seeded(): Promise<Seeded> {
   return {
     dir,
     db,
-    config: writeJson(dir, 'hooks.json', { name: 'faults', hooks: [{ id: 'g', point: 'pre_tool_use', capability: 'guardrail', command: 'true' }] }),
+    config: writeJson(dir, 'hooks.json', {
+      name: 'faults',
+      hooks: [{ id: 'g', point: 'pre_tool_use', capability: 'guardrail', command: 'true' }],
+    }),
     invocation: writeJson(dir, 'invocation.json', bash('ls')),
     snapshot: () => {
       const l = openLedger({ path: db, readonly: true });
@@ -193,7 +204,10 @@ describe('a full disk', () => {
     const before = s.snapshot();
     const ledger = openLedger({ path: s.db });
     try {
-      const runner = createRunner({ ledger, hookSet: defineHooks({ name: 'full', hooks: [{ id: 'g', point: 'pre_tool_use', run: () => undefined }] }) });
+      const runner = createRunner({
+        ledger,
+        hookSet: defineHooks({ name: 'full', hooks: [{ id: 'g', point: 'pre_tool_use', run: () => undefined }] }),
+      });
       // The file may not grow by a single page any more.
       ledger.sqlite.pragma(`max_page_count = ${ledger.sqlite.pragma('page_count', { simple: true }) as number}`);
       const error = await runner.run(bash('x'.repeat(200_000))).catch((e: unknown) => e);
@@ -232,7 +246,11 @@ describe('a full disk', () => {
       const error = await runner.run(bash('ls')).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(LedgerError);
       expect((error as LedgerError).message).toMatch(/^could not commit the decision in .*: the disk is full/);
-      const rows = ledger.sqlite.prepare('SELECT id, status, decision FROM invocations ORDER BY id').all() as { id: number; status: string; decision: string | null }[];
+      const rows = ledger.sqlite.prepare('SELECT id, status, decision FROM invocations ORDER BY id').all() as {
+        id: number;
+        status: string;
+        decision: string | null;
+      }[];
       expect(rows.slice(0, 3)).toEqual((before.invocations as typeof rows).map(({ id, status, decision }) => ({ id, status, decision })));
       expect(rows[3]).toMatchObject({ status: 'running', decision: null });
       expect(ledger.sqlite.prepare('SELECT count(*) FROM outcomes WHERE invocation_id = ?').pluck().get(rows[3]!.id)).toBe(0);
@@ -251,7 +269,14 @@ describe('a full disk', () => {
     const big = writeJson(s.dir, 'big.json', bash('x'.repeat(600_000)));
     const bigAnswer = writeJson(s.dir, 'big-answer.json', {
       name: 'big-answer',
-      hooks: [{ id: 'rewrites', point: 'pre_tool_use', capability: 'guardrail', command: { command: 'python3', args: [join(fixtures, 'big-update.py')] } }],
+      hooks: [
+        {
+          id: 'rewrites',
+          point: 'pre_tool_use',
+          capability: 'guardrail',
+          command: { command: 'python3', args: [join(fixtures, 'big-update.py')] },
+        },
+      ],
     });
     // 1024 blocks of 512 bytes: the WAL cannot grow past 512 kB.
     const atBegin = await cli(['run', big, '--config', s.config, '--db', s.db], { fileSizeBlocks: 1024 });
@@ -333,7 +358,11 @@ describe('a lock held by another process', () => {
     const ledger = openLedger({ path: s.db });
     try {
       expect(ledger.recovered.invocations).toBe(1);
-      const rows = ledger.sqlite.prepare('SELECT id, status, message FROM invocations ORDER BY id').all() as { id: number; status: string; message: string }[];
+      const rows = ledger.sqlite.prepare('SELECT id, status, message FROM invocations ORDER BY id').all() as {
+        id: number;
+        status: string;
+        message: string;
+      }[];
       expect(rows.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'interrupted']);
       expect(rows[3]!.message).toMatch(/ended before the decision was committed/);
       expect(ledger.sqlite.prepare('SELECT count(*) FROM outcomes WHERE invocation_id = ?').pluck().get(rows[3]!.id)).toBe(0);

@@ -47,14 +47,61 @@ describe('hostile in-process hooks', () => {
     cyclic.self = cyclic;
     let strayTicks = 0;
     const hostileMessage = new Error('x');
-    Object.defineProperty(hostileMessage, 'message', { get: () => { throw new Error('gotcha'); } });
+    Object.defineProperty(hostileMessage, 'message', {
+      get: () => {
+        throw new Error('gotcha');
+      },
+    });
     const { runner, ledger } = setup([
-      observer('throws-string', () => { throw 'just a string'; }, { priority: 1 }),
-      observer('throws-number', () => { throw 42; }, { priority: 2 }),
-      observer('throws-null', () => { throw null; }, { priority: 3 }),
-      observer('throws-symbol', () => { throw Symbol('sym'); }, { priority: 4 }),
-      observer('throws-unprintable', () => { throw { toJSON() { throw new Error('no json'); }, toString() { throw new Error('no string'); } }; }, { priority: 5 }),
-      observer('throws-hostile-error', () => { throw hostileMessage; }, { priority: 6 }),
+      observer(
+        'throws-string',
+        () => {
+          throw 'just a string';
+        },
+        { priority: 1 },
+      ),
+      observer(
+        'throws-number',
+        () => {
+          throw 42;
+        },
+        { priority: 2 },
+      ),
+      observer(
+        'throws-null',
+        () => {
+          throw null;
+        },
+        { priority: 3 },
+      ),
+      observer(
+        'throws-symbol',
+        () => {
+          throw Symbol('sym');
+        },
+        { priority: 4 },
+      ),
+      observer(
+        'throws-unprintable',
+        () => {
+          throw {
+            toJSON() {
+              throw new Error('no json');
+            },
+            toString() {
+              throw new Error('no string');
+            },
+          };
+        },
+        { priority: 5 },
+      ),
+      observer(
+        'throws-hostile-error',
+        () => {
+          throw hostileMessage;
+        },
+        { priority: 6 },
+      ),
       observer('rejects-late', () => new Promise((_r, reject) => setTimeout(() => reject(new Error('too late')), 400)), { priority: 7 }),
       observer('never-resolves', () => new Promise(() => {}), { priority: 8 }),
       observer(
@@ -69,11 +116,22 @@ describe('hostile in-process hooks', () => {
       ),
       observer('huge-result', () => ({ additionalContext: 'x'.repeat(2 * 1024 * 1024) }), { priority: 10 }),
       // 100,000 references to one small object: tiny in memory, 4 MB as JSON.
-      observer('huge-payload', () => ({ decision: 'deny', message: 'm', payload: new Array(100_000).fill({ s: 'x'.repeat(30) }) }), { priority: 11 }),
+      observer('huge-payload', () => ({ decision: 'deny', message: 'm', payload: new Array(100_000).fill({ s: 'x'.repeat(30) }) }), {
+        priority: 11,
+      }),
       observer('cyclic-result', () => cyclic as never, { priority: 12 }),
       observer('cyclic-modify', () => ({ decision: 'modify', input: cyclic }), { priority: 13, capability: 'guardrail' }),
       observer('bigint-result', () => ({ decision: 'allow', message: 10n }) as never, { priority: 14 }),
-      observer('throwing-getter', () => ({ get decision(): string { throw new Error('getter says no'); } }) as never, { priority: 15 }),
+      observer(
+        'throwing-getter',
+        () =>
+          ({
+            get decision(): string {
+              throw new Error('getter says no');
+            },
+          }) as never,
+        { priority: 15 },
+      ),
       observer('fine', () => ({ decision: 'allow', message: 'still here' }), { priority: 16, capability: 'guardrail' }),
     ]);
 
@@ -82,7 +140,11 @@ describe('hostile in-process hooks', () => {
     const elapsed = Date.now() - t0;
     const byId = Object.fromEntries(report.outcomes.map((o) => [o.hookId, o]));
 
-    expect(byId['throws-string']).toMatchObject({ status: 'failed', failureReason: 'execution_failed', failureDetail: 'threw: just a string' });
+    expect(byId['throws-string']).toMatchObject({
+      status: 'failed',
+      failureReason: 'execution_failed',
+      failureDetail: 'threw: just a string',
+    });
     expect(byId['throws-number']!.failureDetail).toContain('42');
     expect(byId['throws-null']!.failureDetail).toContain('null');
     expect(byId['throws-symbol']!.failureDetail).toContain('Symbol(sym)');
@@ -92,12 +154,24 @@ describe('hostile in-process hooks', () => {
       expect(byId[id]).toMatchObject({ status: 'timed_out', failureReason: 'timeout', timeoutMs: 200 });
       expect(byId[id]!.durationUs).toBeLessThan(400_000);
     }
-    expect(byId['huge-result']).toMatchObject({ status: 'failed', failureReason: 'invalid_result', failureDetail: expect.stringContaining('exceeds 1048576 bytes') });
+    expect(byId['huge-result']).toMatchObject({
+      status: 'failed',
+      failureReason: 'invalid_result',
+      failureDetail: expect.stringContaining('exceeds 1048576 bytes'),
+    });
     expect(byId['huge-payload']).toMatchObject({ status: 'failed', failureReason: 'invalid_result' });
     expect(byId['cyclic-result']).toMatchObject({ status: 'failed', failureReason: 'invalid_result' });
-    expect(byId['cyclic-modify']).toMatchObject({ status: 'failed', failureReason: 'invalid_result', failureDetail: expect.stringMatching(/^input: .*not JSON-serialisable.*circular/) });
+    expect(byId['cyclic-modify']).toMatchObject({
+      status: 'failed',
+      failureReason: 'invalid_result',
+      failureDetail: expect.stringMatching(/^input: .*not JSON-serialisable.*circular/),
+    });
     expect(byId['bigint-result']).toMatchObject({ status: 'failed', failureReason: 'invalid_result' });
-    expect(byId['throwing-getter']).toMatchObject({ status: 'failed', failureReason: 'invalid_result', failureDetail: expect.stringContaining('getter says no') });
+    expect(byId['throwing-getter']).toMatchObject({
+      status: 'failed',
+      failureReason: 'invalid_result',
+      failureDetail: expect.stringContaining('getter says no'),
+    });
     expect(report).toMatchObject({ decision: 'allow', decisiveHookId: 'fine' });
 
     // Three 200 ms timeouts in a row while the loop kept ticking. (The bounds leave room for a
@@ -111,7 +185,9 @@ describe('hostile in-process hooks', () => {
     expect(stored.invocation).toMatchObject({ status: 'completed', decision: 'allow' });
     expect(stored.outcomes).toHaveLength(16);
     const biggest = ledger.sqlite
-      .prepare('SELECT max(length(coalesce(payload_json, \'\')) + length(coalesce(failure_detail, \'\')) + length(coalesce(additional_context, \'\'))) FROM outcomes')
+      .prepare(
+        "SELECT max(length(coalesce(payload_json, '')) + length(coalesce(failure_detail, '')) + length(coalesce(additional_context, ''))) FROM outcomes",
+      )
       .pluck()
       .get() as number;
     expect(biggest).toBeLessThan(10_000);
@@ -139,7 +215,13 @@ describe('hostile in-process hooks', () => {
           }
         },
       },
-      { id: 'isolated-ok', point: 'stop', isolation: 'worker', capability: 'guardrail', run: (inv) => ({ decision: 'allow', message: `ok ${inv.point}` }) },
+      {
+        id: 'isolated-ok',
+        point: 'stop',
+        isolation: 'worker',
+        capability: 'guardrail',
+        run: (inv) => ({ decision: 'allow', message: `ok ${inv.point}` }),
+      },
     ]);
     const { value: report, stallMs, ticks } = await longestStall(() => runner.run(bash('ls')));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'timeout', decisiveHookId: 'spin' });
@@ -163,7 +245,12 @@ describe('hostile command hooks', () => {
     const dir = tempDir();
     const pidFile = join(dir, 'bg.pid');
     const { runner } = setup([
-      { id: 'fork-and-exit', point: 'pre_tool_use', priority: 1, command: { command: 'bash', args: [fixture('fork-bg.sh')], env: { PID_FILE: pidFile } } },
+      {
+        id: 'fork-and-exit',
+        point: 'pre_tool_use',
+        priority: 1,
+        command: { command: 'bash', args: [fixture('fork-bg.sh')], env: { PID_FILE: pidFile } },
+      },
       { id: 'floods-stdout', point: 'pre_tool_use', priority: 2, command: { command: 'python3', args: [fixture('big-stdout.py')] } },
       { id: 'ignores-stdin', point: 'pre_tool_use', priority: 3, command: { command: 'bash', args: [fixture('no-stdin.sh')] } },
     ]);
@@ -172,7 +259,11 @@ describe('hostile command hooks', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     const byId = Object.fromEntries(report.outcomes.map((o) => [o.hookId, o]));
     expect(byId['fork-and-exit']).toMatchObject({ status: 'completed' });
-    expect(byId['floods-stdout']).toMatchObject({ status: 'failed', failureReason: 'invalid_result', failureDetail: 'stdout exceeded 1 MiB' });
+    expect(byId['floods-stdout']).toMatchObject({
+      status: 'failed',
+      failureReason: 'invalid_result',
+      failureDetail: 'stdout exceeded 1 MiB',
+    });
     expect(byId['ignores-stdin']).toMatchObject({ status: 'completed' });
     const leftover = Number(readFileSync(pidFile, 'utf8').trim());
     expect(await eventually(() => processGone(leftover), 2000)).toBe(true);
@@ -182,7 +273,13 @@ describe('hostile command hooks', () => {
     const dir = tempDir();
     const pidFile = join(dir, 'hang.pid');
     const { runner } = setup([
-      { id: 'hangs', point: 'pre_tool_use', capability: 'guardrail', timeoutMs: 800, command: { command: 'python3', args: [fixture('hang.py')], env: { PID_FILE: pidFile } } },
+      {
+        id: 'hangs',
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        timeoutMs: 800,
+        command: { command: 'python3', args: [fixture('hang.py')], env: { PID_FILE: pidFile } },
+      },
     ]);
     const { value: report, stallMs } = await longestStall(() => runner.run(bash('ls')));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'timeout' });

@@ -65,7 +65,22 @@ describe('hookledger replay (CLI)', () => {
   it('selects with the denials flags and --limit; a baseline is reported apart', async () => {
     const dir = tempDir();
     const db = await recordedLedger(dir);
-    const run = await runCli(['replay', '--config', join(dir, 'new.ts'), '--baseline', join(dir, 'old.ts'), '--db', db, '--tool', 'Bash', '--decision', 'none', '--limit', '1', '--json']);
+    const run = await runCli([
+      'replay',
+      '--config',
+      join(dir, 'new.ts'),
+      '--baseline',
+      join(dir, 'old.ts'),
+      '--db',
+      db,
+      '--tool',
+      'Bash',
+      '--decision',
+      'none',
+      '--limit',
+      '1',
+      '--json',
+    ]);
     expect(run.stderr).toBe('');
     const json = JSON.parse(run.stdout);
     expect(json.run.selection).toEqual({ filter: { toolName: 'Bash', decision: 'none' }, limit: 1 });
@@ -107,13 +122,19 @@ describe('hookledger replay (CLI)', () => {
     child.stdin!.end();
     const reader = new Database(db, { readonly: true });
     try {
-      await waitFor(() => (reader.prepare(`SELECT count(*) FROM replay_runs WHERE status = 'running'`).pluck().get() as number) > 0, 15_000);
+      await waitFor(
+        () => (reader.prepare(`SELECT count(*) FROM replay_runs WHERE status = 'running'`).pluck().get() as number) > 0,
+        15_000,
+      );
       await sleep(500);
       child.kill('SIGINT');
       const { code } = await exited;
       expect(output.stderr).toMatch(/replay interrupted; run 1 keeps the \d+ results so far \(incomplete\)/);
       expect(code).toBe(130);
-      const run = reader.prepare('SELECT status, totals_json FROM replay_runs WHERE id = 1').get() as { status: string; totals_json: string };
+      const run = reader.prepare('SELECT status, totals_json FROM replay_runs WHERE id = 1').get() as {
+        status: string;
+        totals_json: string;
+      };
       expect(run.status).toBe('incomplete');
       const totals = JSON.parse(run.totals_json);
       const stored = reader.prepare('SELECT count(*) FROM replay_results WHERE run_id = 1').pluck().get() as number;

@@ -56,8 +56,18 @@ export function variant(version: string, replace: HookDefinition[], remove: stri
   return defineHooks({ name: 'guardrails', version, hooks });
 }
 
-export const bashCall = (cmd: string, sessionId = 's-1'): InvocationInput => ({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolInput: { command: cmd } });
-export const readCall = (path: string, sessionId = 's-1'): InvocationInput => ({ point: 'pre_tool_use', sessionId, toolName: 'Read', toolInput: { file_path: path } });
+export const bashCall = (cmd: string, sessionId = 's-1'): InvocationInput => ({
+  point: 'pre_tool_use',
+  sessionId,
+  toolName: 'Bash',
+  toolInput: { command: cmd },
+});
+export const readCall = (path: string, sessionId = 's-1'): InvocationInput => ({
+  point: 'pre_tool_use',
+  sessionId,
+  toolName: 'Read',
+  toolInput: { file_path: path },
+});
 
 /** The recorded history, in order. Ids are 1..n. */
 export const history: InvocationInput[] = [

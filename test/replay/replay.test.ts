@@ -36,7 +36,12 @@ describe('replay', () => {
     const shown = showReplayRun(ledger, result.runId);
     expect(shown.changes).toEqual([]);
     // Only in-process hooks: one at a time by default, in history order.
-    expect(shown.run).toMatchObject({ status: 'completed', hookSet: { name: 'guardrails', version: '1' }, baseline: null, options: { concurrency: 1 } });
+    expect(shown.run).toMatchObject({
+      status: 'completed',
+      hookSet: { name: 'guardrails', version: '1' },
+      baseline: null,
+      options: { concurrency: 1 },
+    });
     expect(ledger.sqlite.prepare('SELECT count(*) FROM replay_results WHERE run_id = ?').pluck().get(result.runId)).toBe(history.length);
   });
 
@@ -75,10 +80,20 @@ describe('replay', () => {
       [4, 'newly_allowed'],
       [10, 'other_reason'],
     ]);
-    expect(shown.changes[0]).toMatchObject({ oldDecision: 'deny', newDecision: 'none', oldDecisiveHookId: 'no-env', newDecisiveHookId: null });
+    expect(shown.changes[0]).toMatchObject({
+      oldDecision: 'deny',
+      newDecision: 'none',
+      oldDecisiveHookId: 'no-env',
+      newDecisiveHookId: null,
+    });
     expect(shown.changes[0]!.old).toMatchObject({ reasonCode: 'policy_violation', message: 'secrets stay secret' });
     expect(shown.changes[0]!.hookChanges).toEqual([
-      expect.objectContaining({ hookId: 'no-env', kind: 'decision', old: expect.objectContaining({ decision: 'deny', decisive: true }), new: expect.objectContaining({ decision: 'none', decisive: false }) }),
+      expect.objectContaining({
+        hookId: 'no-env',
+        kind: 'decision',
+        old: expect.objectContaining({ decision: 'deny', decisive: true }),
+        new: expect.objectContaining({ decision: 'none', decisive: false }),
+      }),
       expect.objectContaining({ hookId: 'audit', kind: 'no_longer_skipped' }),
     ]);
   });
@@ -100,7 +115,12 @@ describe('replay', () => {
     const ledger = await recorded();
     const slow = variant('5', [
       { ...hookDef('no-env'), timeoutMs: 30, run: async (_inv, ctx) => sleepUnlessAborted(2000, ctx.signal) },
-      { id: 'audit', point: ['pre_tool_use', 'user_prompt_submit'], timeoutMs: 30, run: async (inv, ctx) => (inv.point === 'user_prompt_submit' ? sleepUnlessAborted(2000, ctx.signal) : undefined) },
+      {
+        id: 'audit',
+        point: ['pre_tool_use', 'user_prompt_submit'],
+        timeoutMs: 30,
+        run: async (inv, ctx) => (inv.point === 'user_prompt_submit' ? sleepUnlessAborted(2000, ctx.signal) : undefined),
+      },
     ]);
     const result = await replay({ ledger, hookSet: slow, concurrency: 8 });
     const shown = showReplayRun(ledger, result.runId);
@@ -158,12 +178,24 @@ describe('replay', () => {
     let environment = 'ci';
     const flaky = (version: string) =>
       variant(version, [
-        { id: 'env-check', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', run: () => (environment === 'ci' ? undefined : deny('not in CI')) },
+        {
+          id: 'env-check',
+          point: 'pre_tool_use',
+          match: 'Read',
+          capability: 'guardrail',
+          run: () => (environment === 'ci' ? undefined : deny('not in CI')),
+        },
       ]);
     await record(ledger, flaky('1'));
     environment = 'laptop';
     const next = variant('2', [
-      { id: 'env-check', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', run: () => (environment === 'ci' ? undefined : deny('not in CI')) },
+      {
+        id: 'env-check',
+        point: 'pre_tool_use',
+        match: 'Read',
+        capability: 'guardrail',
+        run: () => (environment === 'ci' ? undefined : deny('not in CI')),
+      },
       { ...hookDef('confirm-force-push'), run: (inv) => (command(inv).includes('push --force') ? deny('no force push') : undefined) },
     ]);
     // Without a baseline the environment change looks like an effect of the new set.
@@ -183,7 +215,12 @@ describe('replay', () => {
     ledger.sqlite.prepare(`UPDATE invocations SET redactions_json = '["toolInput.command"]' WHERE id = 2`).run();
     const result = await replay({ ledger, hookSet: v1() });
     expect(result.totals).toMatchObject({ redacted: 1, unchanged: 11 });
-    const detail = JSON.parse(ledger.sqlite.prepare('SELECT detail_json FROM replay_results WHERE run_id = ? AND invocation_id = 2').pluck().get(result.runId) as string);
+    const detail = JSON.parse(
+      ledger.sqlite
+        .prepare('SELECT detail_json FROM replay_results WHERE run_id = ? AND invocation_id = 2')
+        .pluck()
+        .get(result.runId) as string,
+    );
     expect(detail.warnings[0]).toMatch(/redacted before it was stored \(fields toolInput\.command\): the replayed input is incomplete/);
     expect(showReplayRun(ledger, result.runId).warningsOnUnchanged).toBe(1);
   });
@@ -191,19 +228,40 @@ describe('replay', () => {
   it('replays the original input, not the input as hooks modified it', async () => {
     const { ledger } = tempLedger();
     const modifying = variant('m', [
-      { id: 'dry-run', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 1, run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --dry-run` } }) },
+      {
+        id: 'dry-run',
+        point: 'pre_tool_use',
+        match: 'Bash',
+        capability: 'guardrail',
+        priority: 1,
+        run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --dry-run` } }),
+      },
     ]);
     await record(ledger, modifying, [bashCall('npm publish')]);
     const seen: string[] = [];
     const watching = variant('m2', [
-      { id: 'dry-run', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 1, run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --dry-run` } }) },
+      {
+        id: 'dry-run',
+        point: 'pre_tool_use',
+        match: 'Bash',
+        capability: 'guardrail',
+        priority: 1,
+        run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --dry-run` } }),
+      },
       { id: 'audit', point: 'pre_tool_use', priority: 0, run: (inv) => void seen.push(command(inv)) },
     ]);
     const same = await replay({ ledger, hookSet: watching });
     expect(seen).toEqual(['npm publish']);
     expect(same.changed).toBe(0);
     const other = variant('m3', [
-      { id: 'dry-run', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 1, run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --tag next` } }) },
+      {
+        id: 'dry-run',
+        point: 'pre_tool_use',
+        match: 'Bash',
+        capability: 'guardrail',
+        priority: 1,
+        run: (inv) => ({ decision: 'modify', input: { command: `${command(inv)} --tag next` } }),
+      },
     ]);
     const changed = await replay({ ledger, hookSet: other });
     expect(changed.totals.modifiedDifferently).toBe(1);
@@ -228,7 +286,10 @@ describe('replay', () => {
     expect(result.totals.replayed).toBeLessThan(300);
     const stored = ledger.sqlite.prepare('SELECT count(*) FROM replay_results WHERE run_id = ?').pluck().get(result.runId);
     expect(stored).toBe(result.totals.replayed);
-    expect(showReplayRun(ledger, result.runId).run).toMatchObject({ status: 'incomplete', totals: { replayed: result.totals.replayed, selected: 300 } });
+    expect(showReplayRun(ledger, result.runId).run).toMatchObject({
+      status: 'incomplete',
+      totals: { replayed: result.totals.replayed, selected: 300 },
+    });
   });
 
   it('keeps results in invocation order whatever the concurrency', async () => {
@@ -236,10 +297,13 @@ describe('replay', () => {
     const many = Array.from({ length: 60 }, (_, i) => bashCall(i % 3 === 0 ? `rm -r d${i}` : `ls ${i}`));
     await record(ledger, v1(), many);
     const jittery = variant('j', [
-      { ...hookDef('no-rm-rf'), run: async (inv) => {
-        await new Promise((r) => setTimeout(r, Math.random() * 10));
-        return /\brm\s/.test(command(inv)) ? deny('no rm') : undefined;
-      } },
+      {
+        ...hookDef('no-rm-rf'),
+        run: async (inv) => {
+          await new Promise((r) => setTimeout(r, Math.random() * 10));
+          return /\brm\s/.test(command(inv)) ? deny('no rm') : undefined;
+        },
+      },
     ]);
     const result = await replay({ ledger, hookSet: jittery, concurrency: 8, batchSize: 16 });
     const ids = ledger.sqlite.prepare('SELECT invocation_id FROM replay_results WHERE run_id = ? ORDER BY id').pluck().all(result.runId);
@@ -253,7 +317,13 @@ describe('replay edge cases', () => {
     const { ledger } = tempLedger();
     await record(ledger, v1(), [bashCall('ls')]);
     const odd = variant('odd', [
-      { id: 'no-rm-rf', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', run: () => deny('odd payload', 'policy_violation', { big: 1n }) },
+      {
+        id: 'no-rm-rf',
+        point: 'pre_tool_use',
+        match: 'Bash',
+        capability: 'guardrail',
+        run: () => deny('odd payload', 'policy_violation', { big: 1n }),
+      },
     ]);
     const result = await replay({ ledger, hookSet: odd });
     expect(result.totals.newlyDenied).toBe(1);
@@ -272,8 +342,19 @@ describe('replay edge cases', () => {
 describe('replay and redaction', () => {
   const TOKEN = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';
   const hooks = (extra = '') => [
-    { id: 'needs-token', point: 'pre_tool_use' as const, capability: 'guardrail' as const, run: () => deny(`deploy needs an auth token: set DEPLOY_TOKEN first${extra}`, 'policy_violation', { seen: TOKEN }) },
-    { id: 'inject', point: 'pre_tool_use' as const, priority: 1, capability: 'guardrail' as const, run: () => ({ decision: 'modify' as const, input: { command: 'deploy', api_key: 'internal-proxy-key-1234' } }) },
+    {
+      id: 'needs-token',
+      point: 'pre_tool_use' as const,
+      capability: 'guardrail' as const,
+      run: () => deny(`deploy needs an auth token: set DEPLOY_TOKEN first${extra}`, 'policy_violation', { seen: TOKEN }),
+    },
+    {
+      id: 'inject',
+      point: 'pre_tool_use' as const,
+      priority: 1,
+      capability: 'guardrail' as const,
+      run: () => ({ decision: 'modify' as const, input: { command: 'deploy', api_key: 'internal-proxy-key-1234' } }),
+    },
   ];
 
   it('compares with what was stored as stored: the same set is unchanged even where redaction rewrote the message or the rewrite', async () => {
@@ -283,7 +364,10 @@ describe('replay and redaction', () => {
     await runner.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'deploy' } });
     await runner.close();
     // The live path stored markers, not the values.
-    const stored = ledger.sqlite.prepare('SELECT message, modified_input_json, redactions_json FROM invocations').get() as Record<string, string>;
+    const stored = ledger.sqlite.prepare('SELECT message, modified_input_json, redactions_json FROM invocations').get() as Record<
+      string,
+      string
+    >;
     expect(stored.modified_input_json).toContain('[REDACTED:secret_field]');
     expect(stored.message).toContain('[REDACTED:');
 

@@ -26,7 +26,13 @@ async function httpHook(): Promise<{ url: string; bodies: unknown[] }> {
       res.end(
         JSON.stringify(
           denied
-            ? { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `http says no (replay=${body.hookledger?.replay})` } }
+            ? {
+                hookSpecificOutput: {
+                  hookEventName: 'PreToolUse',
+                  permissionDecision: 'deny',
+                  permissionDecisionReason: `http says no (replay=${body.hookledger?.replay})`,
+                },
+              }
             : {},
         ),
       );
@@ -60,10 +66,16 @@ describe('replay runs command and http hooks', () => {
     const byId = new Map(shown.changes.map((c) => [c.invocationId, c]));
     expect(byId.get(2)).toMatchObject({ change: 'newly_denied', newDecisiveHookId: 'no-rm-rf', new: { message: 'no rm (replay=1)' } });
     // v1 denied it too, with its own message.
-    expect(byId.get(3)).toMatchObject({ change: 'other_reason', newDecisiveHookId: 'no-env', new: { message: 'http says no (replay=true)' } });
+    expect(byId.get(3)).toMatchObject({
+      change: 'other_reason',
+      newDecisiveHookId: 'no-env',
+      new: { message: 'http says no (replay=true)' },
+    });
     // ls: the new observer times out and fails open, so the decision holds, but it is reported.
     expect(byId.get(1)).toMatchObject({ change: 'failed', oldDecision: 'none', newDecision: 'none' });
-    expect(byId.get(1)?.hookChanges).toContainEqual(expect.objectContaining({ hookId: 'slow-audit', kind: 'new', new: expect.objectContaining({ status: 'timed_out' }) }));
+    expect(byId.get(1)?.hookChanges).toContainEqual(
+      expect.objectContaining({ hookId: 'slow-audit', kind: 'new', new: expect.objectContaining({ status: 'timed_out' }) }),
+    );
     expect(byId.has(4)).toBe(false);
     expect(http.bodies).toHaveLength(2);
   });

@@ -26,7 +26,9 @@ describe('report commands', { timeout: 90_000 }, () => {
 
     const json = JSON.parse((await runCli(['denials', '--db', path, '--tool', 'Bash', '--json'])).stdout);
     expect(Object.keys(json)).toEqual(['rows', 'nextCursor']);
-    expect(json.rows.map((r: { invocationId: number }) => r.invocationId)).toEqual(listDenials(ledger, { toolName: 'Bash' }, { limit: 50 }).rows.map((r) => r.invocationId));
+    expect(json.rows.map((r: { invocationId: number }) => r.invocationId)).toEqual(
+      listDenials(ledger, { toolName: 'Bash' }, { limit: 50 }).rows.map((r) => r.invocationId),
+    );
     const next = JSON.parse((await runCli(['denials', '--db', path, '--limit', '3', '--json'])).stdout);
     const page2 = JSON.parse((await runCli(['denials', '--db', path, '--limit', '3', '--cursor', next.nextCursor, '--json'])).stdout);
     expect(page2.rows[0].invocationId).toBeLessThan(next.rows[2].invocationId);
@@ -75,11 +77,17 @@ describe('report commands', { timeout: 90_000 }, () => {
 
   it.each([
     [['denials', '--reason-code', 'polcy'], /^hookledger: --reason-code: unknown reason code "polcy" \(expected one of policy_violation, /],
-    [['denials', '--since', 'yesterday'], /^hookledger: --since: "yesterday" is not a date \(use an ISO date like 2026-11-01, or a relative age like 7d, 12h, 30m\)/],
+    [
+      ['denials', '--since', 'yesterday'],
+      /^hookledger: --since: "yesterday" is not a date \(use an ISO date like 2026-11-01, or a relative age like 7d, 12h, 30m\)/,
+    ],
     [['denials', '--since', '2026-13-45'], /^hookledger: --since: "2026-13-45" is not a date/],
     [['denials', '--since', '1d', '--until', '2d'], /^hookledger: --since: 1d is not before --until 2d: the range is empty/],
     [['denials', '--point', 'pre_tool'], /^hookledger: --point: unknown point "pre_tool"/],
-    [['denials', '--group-by', 'colour'], /^hookledger: --group-by: "colour" is not a grouping \(expected one of hook, tool, reason, session, day\)/],
+    [
+      ['denials', '--group-by', 'colour'],
+      /^hookledger: --group-by: "colour" is not a grouping \(expected one of hook, tool, reason, session, day\)/,
+    ],
     [['denials', '--limit', '0'], /^hookledger: --limit: expected a whole number >= 1, got "0"/],
     [['denials', '--cursor', 'abc'], /^hookledger: cursor: "abc" is not a cursor from a previous page/],
     [['denials', '--decision', 'allow'], /^hookledger: denials: Unknown option '--decision'/],
@@ -89,7 +97,10 @@ describe('report commands', { timeout: 90_000 }, () => {
     [['hooks', '--until', '99999999999999999'], /^hookledger: --until: "99999999999999999" is out of range/],
     [['denials', '--since', '2026-02-30'], /^hookledger: --since: "2026-02-30" is not a date: no such day or time/],
     [['export', '--until', '2026-11-01T24:00'], /^hookledger: --until: "2026-11-01T24:00" is not a date: no such day or time/],
-    [['sessions', '--session', 's-1'], /^hookledger: sessions: --session does not apply here; for one session use hookledger sessions SESSION_ID/],
+    [
+      ['sessions', '--session', 's-1'],
+      /^hookledger: sessions: --session does not apply here; for one session use hookledger sessions SESSION_ID/,
+    ],
     [['sessions', 's-1', '--session', 's-2'], /^hookledger: sessions: --session does not apply here/],
     [['sessions', 'no-such-session'], /^hookledger: no invocations for session "no-such-session"/],
   ])('%j gives one clear line', async (args, message) => {

@@ -30,7 +30,9 @@ describe('denials', () => {
       expect(row.hookSet).toMatchObject({ name: 'policy', version: r.hookSet.version, fingerprint: r.hookSet.fingerprint });
     }
     // Every kind of denial is present: guardrail denies, a fail-closed failure and a timeout.
-    expect(new Set(rows.map((r) => r.reasonCode))).toEqual(new Set(['safety_violation', 'policy_violation', 'schema_violation', 'runtime_error', 'timeout']));
+    expect(new Set(rows.map((r) => r.reasonCode))).toEqual(
+      new Set(['safety_violation', 'policy_violation', 'schema_violation', 'runtime_error', 'timeout']),
+    );
   });
 
   it('each filter selects exactly the matching denials', async () => {
@@ -54,8 +56,14 @@ describe('denials', () => {
       [{ since: boundary }, (r) => r.report.startedAt >= boundary],
       [{ until: boundary }, (r) => r.report.startedAt < boundary],
       [{ since: boundary, until: boundary + 1 }, (r) => r.report.startedAt === boundary],
-      [{ sessionId: 's-1', toolName: 'Bash', reasonCode: 'safety_violation' }, (r) => r.input.sessionId === 's-1' && r.input.toolName === 'Bash' && r.report.reasonCode === 'safety_violation'],
-      [{ decision: 'deny', point: 'pre_tool_use', since: boundary }, (r) => r.report.point === 'pre_tool_use' && r.report.startedAt >= boundary],
+      [
+        { sessionId: 's-1', toolName: 'Bash', reasonCode: 'safety_violation' },
+        (r) => r.input.sessionId === 's-1' && r.input.toolName === 'Bash' && r.report.reasonCode === 'safety_violation',
+      ],
+      [
+        { decision: 'deny', point: 'pre_tool_use', since: boundary },
+        (r) => r.report.point === 'pre_tool_use' && r.report.startedAt >= boundary,
+      ],
     ];
     for (const [filter, match] of cases) {
       const expected = newestFirst(all.filter(match));
@@ -92,7 +100,12 @@ describe('denials', () => {
       }
     }
     const bash = groupDenials(ledger, { toolName: 'Bash' }, 'hook');
-    expect(new Map(bash.groups.map((x) => [x.key, x.count]))).toEqual(count(keys.hook, all.filter((r) => r.input.toolName === 'Bash')));
+    expect(new Map(bash.groups.map((x) => [x.key, x.count]))).toEqual(
+      count(
+        keys.hook,
+        all.filter((r) => r.input.toolName === 'Bash'),
+      ),
+    );
     const top = groupDenials(ledger, {}, 'session', { limit: 2 });
     expect(top.groups).toHaveLength(2);
     expect(top.totalGroups).toBe(4);
@@ -124,9 +137,13 @@ describe('denials', () => {
     const all = newestFirst(denied(recorded));
     expect(ids(listDenials(ledger, {}, { limit: 3, offset: 2 }).rows)).toEqual(all.slice(2, 5));
     expect(() => listDenials(ledger, {}, { limit: 0 })).toThrow(/^limit: expected a whole number from 1 to 10000, got 0$/);
-    expect(() => listDenials(ledger, {}, { limit: 5, cursor: 'garbage' })).toThrow(/cursor: "garbage" is not a cursor from a previous page/);
+    expect(() => listDenials(ledger, {}, { limit: 5, cursor: 'garbage' })).toThrow(
+      /cursor: "garbage" is not a cursor from a previous page/,
+    );
     const sessionsCursor = Buffer.from('sessions:5').toString('base64url');
-    expect(() => listDenials(ledger, {}, { limit: 5, cursor: sessionsCursor })).toThrow(/not a cursor from a previous page of this listing/);
+    expect(() => listDenials(ledger, {}, { limit: 5, cursor: sessionsCursor })).toThrow(
+      /not a cursor from a previous page of this listing/,
+    );
     expect(() => listDenials(ledger, { decision: 'allow' }, { limit: 5 })).toThrow(/denials are invocations decided "deny"/);
   });
 });

@@ -38,7 +38,12 @@ describe('export', () => {
     records.forEach((r, i) => {
       const { report, input } = recorded[i]!;
       expect(r.outcomes).toEqual(JSON.parse(JSON.stringify(report.outcomes)));
-      expect(r).toMatchObject({ decision: report.decision, decisiveHookId: report.decisiveHookId, sessionId: input.sessionId, point: report.point });
+      expect(r).toMatchObject({
+        decision: report.decision,
+        decisiveHookId: report.decisiveHookId,
+        sessionId: input.sessionId,
+        point: report.point,
+      });
       const e = explain(ledger, r.id);
       expect(r.input).toEqual(e.input);
       expect(r.modifiedInput).toEqual(e.modifiedInput);
@@ -53,13 +58,51 @@ describe('export', () => {
     // Awkward stored JSON: escapes, a lone surrogate, large and negative-zero numbers, nested values, a modify.
     const writer = new LedgerWriter(ledger);
     const setId = writer.hookSetId(defineHooks({ name: 'odd', hooks: [{ id: 'x', point: 'pre_tool_use', run: () => undefined }] }));
-    const odd = { command: 'echo "é\u2028\ud800\t\\"', n: 1e21, z: -0, list: [1.5, null, { deep: ['a'] }], '__proto__': 1 };
-    const id = writer.begin(setId, normaliseInvocation({ point: 'pre_tool_use', toolName: 'Bash', toolInput: odd, sessionId: 'odd' }), Date.now());
-    writer.finish(id, { decision: 'none', decisiveHookId: null, reasonCode: null, message: 'm "q"', modifiedInput: { command: 'ls -a' }, additionalContext: ['ctx "1"'], durationUs: 3 }, [
-      { hookId: 'x', point: 'pre_tool_use', priority: 1, registrationIndex: 0, executionOrder: 0, mode: 'foreground', capability: 'guardrail', runtime: 'in_process',
-        status: 'completed', decision: 'modify', decisive: false, reasonCode: null, message: 'ü', payload: { k: [odd] }, modifiedInput: { command: 'ls -a' },
-        additionalContext: 'ctx "1"', failureReason: null, failureDetail: null, skipReason: null, skippedBy: null, timeoutMs: 100, startedAt: Date.now(), durationUs: 2 },
-    ]);
+    const odd = { command: 'echo "é\u2028\ud800\t\\"', n: 1e21, z: -0, list: [1.5, null, { deep: ['a'] }], __proto__: 1 };
+    const id = writer.begin(
+      setId,
+      normaliseInvocation({ point: 'pre_tool_use', toolName: 'Bash', toolInput: odd, sessionId: 'odd' }),
+      Date.now(),
+    );
+    writer.finish(
+      id,
+      {
+        decision: 'none',
+        decisiveHookId: null,
+        reasonCode: null,
+        message: 'm "q"',
+        modifiedInput: { command: 'ls -a' },
+        additionalContext: ['ctx "1"'],
+        durationUs: 3,
+      },
+      [
+        {
+          hookId: 'x',
+          point: 'pre_tool_use',
+          priority: 1,
+          registrationIndex: 0,
+          executionOrder: 0,
+          mode: 'foreground',
+          capability: 'guardrail',
+          runtime: 'in_process',
+          status: 'completed',
+          decision: 'modify',
+          decisive: false,
+          reasonCode: null,
+          message: 'ü',
+          payload: { k: [odd] },
+          modifiedInput: { command: 'ls -a' },
+          additionalContext: 'ctx "1"',
+          failureReason: null,
+          failureDetail: null,
+          skipReason: null,
+          skippedBy: null,
+          timeoutMs: 100,
+          startedAt: Date.now(),
+          durationUs: 2,
+        },
+      ],
+    );
     const sink = slowSink();
     await writeExport(ledger, {}, sink.stream);
     await new Promise<void>((resolve) => sink.stream.end(resolve));
@@ -89,6 +132,8 @@ describe('export', () => {
     const denial = mine.find((r) => r.report.decisiveHookId === 'no-rm')!;
     const line = lines.find((l) => l.startsWith(`${denial.report.invocationId},`))!;
     expect(line).toContain(',deny,no-rm,safety_violation,rm -rf is not allowed,false,');
-    expect(await writeExport(ledger, {}, sink.stream, { format: 'xml' as 'csv' }).catch((e: Error) => e.message)).toMatch(/format: "xml" is not an export format/);
+    expect(await writeExport(ledger, {}, sink.stream, { format: 'xml' as 'csv' }).catch((e: Error) => e.message)).toMatch(
+      /format: "xml" is not an export format/,
+    );
   });
 });

@@ -15,27 +15,72 @@ export function policyHooks(version: string, withNoRm = true): HookSet {
     name: 'policy',
     version,
     hooks: [
-      { id: 'watch', point: ['pre_tool_use', 'post_tool_use', 'user_prompt_submit'], priority: 1,
-        run: (inv) => (command(inv).includes('watch-me') ? deny('observer objects') : undefined) },
-      { id: 'schema', point: 'pre_tool_use', capability: 'guardrail', priority: 5,
-        run: (inv) => ((inv.toolInput as { bad?: boolean } | null)?.bad ? deny('input does not match the schema', 'schema_violation') : undefined) },
-      { id: 'rewrite', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 8,
-        run: (inv) => (command(inv).startsWith('ls') && !command(inv).includes('-a') ? modify({ command: `${command(inv)} -a` }, 'show hidden') : undefined) },
+      {
+        id: 'watch',
+        point: ['pre_tool_use', 'post_tool_use', 'user_prompt_submit'],
+        priority: 1,
+        run: (inv) => (command(inv).includes('watch-me') ? deny('observer objects') : undefined),
+      },
+      {
+        id: 'schema',
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        priority: 5,
+        run: (inv) =>
+          (inv.toolInput as { bad?: boolean } | null)?.bad ? deny('input does not match the schema', 'schema_violation') : undefined,
+      },
+      {
+        id: 'rewrite',
+        point: 'pre_tool_use',
+        match: 'Bash',
+        capability: 'guardrail',
+        priority: 8,
+        run: (inv) =>
+          command(inv).startsWith('ls') && !command(inv).includes('-a')
+            ? modify({ command: `${command(inv)} -a` }, 'show hidden')
+            : undefined,
+      },
       ...(withNoRm
-        ? [{ id: 'no-rm', point: 'pre_tool_use' as const, match: 'Bash', capability: 'guardrail' as const, priority: 10,
-            run: (inv: { toolInput: unknown }) => (command(inv).includes('rm -rf') ? deny('rm -rf is not allowed', 'safety_violation') : undefined) }]
+        ? [
+            {
+              id: 'no-rm',
+              point: 'pre_tool_use' as const,
+              match: 'Bash',
+              capability: 'guardrail' as const,
+              priority: 10,
+              run: (inv: { toolInput: unknown }) =>
+                command(inv).includes('rm -rf') ? deny('rm -rf is not allowed', 'safety_violation') : undefined,
+            },
+          ]
         : []),
-      { id: 'paths', point: 'pre_tool_use', match: 'Read|Write', capability: 'guardrail', priority: 10,
-        run: (inv) => (path(inv).startsWith('/etc') ? deny('outside the project', 'policy_violation') : undefined) },
-      { id: 'flaky', point: 'pre_tool_use', match: 'WebFetch', capability: 'guardrail', priority: 20, timeoutMs: 40,
+      {
+        id: 'paths',
+        point: 'pre_tool_use',
+        match: 'Read|Write',
+        capability: 'guardrail',
+        priority: 10,
+        run: (inv) => (path(inv).startsWith('/etc') ? deny('outside the project', 'policy_violation') : undefined),
+      },
+      {
+        id: 'flaky',
+        point: 'pre_tool_use',
+        match: 'WebFetch',
+        capability: 'guardrail',
+        priority: 20,
+        timeoutMs: 40,
         run: async (inv, ctx) => {
           const url = String((inv.toolInput as { url?: string }).url);
           if (url.includes('fail')) throw new Error('upstream unavailable');
           if (url.includes('slow')) await sleepUnlessAborted(1000, ctx.signal);
           return undefined;
-        } },
-      { id: 'prompt-guard', point: 'user_prompt_submit', capability: 'guardrail',
-        run: (inv) => (String(inv.prompt).includes('secret') ? deny('prompt holds a secret', 'policy_violation') : undefined) },
+        },
+      },
+      {
+        id: 'prompt-guard',
+        point: 'user_prompt_submit',
+        capability: 'guardrail',
+        run: (inv) => (String(inv.prompt).includes('secret') ? deny('prompt holds a secret', 'policy_violation') : undefined),
+      },
       { id: 'audit', point: ['session_start', 'pre_tool_use', 'post_tool_use'], priority: 300, run: () => undefined },
     ],
   });
@@ -47,8 +92,19 @@ export interface Recorded {
   hookSet: HookSet;
 }
 
-const bash = (sessionId: string, cmd: string): InvocationInput => ({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolUseId: `tu-${Math.random().toString(36).slice(2)}`, toolInput: { command: cmd } });
-const read = (sessionId: string, file: string): InvocationInput => ({ point: 'pre_tool_use', sessionId, toolName: 'Read', toolInput: { file_path: file } });
+const bash = (sessionId: string, cmd: string): InvocationInput => ({
+  point: 'pre_tool_use',
+  sessionId,
+  toolName: 'Bash',
+  toolUseId: `tu-${Math.random().toString(36).slice(2)}`,
+  toolInput: { command: cmd },
+});
+const read = (sessionId: string, file: string): InvocationInput => ({
+  point: 'pre_tool_use',
+  sessionId,
+  toolName: 'Read',
+  toolInput: { file_path: file },
+});
 
 /** A session's worth of events, deterministic per index, exercising every hook and reason. */
 export function sessionEvents(sessionId: string, n: number): InvocationInput[] {
@@ -64,7 +120,14 @@ export function sessionEvents(sessionId: string, n: number): InvocationInput[] {
     () => ({ point: 'pre_tool_use', sessionId, toolName: 'Write', toolInput: { file_path: 'a.ts', bad: true } }) as InvocationInput,
     () => ({ point: 'pre_tool_use', sessionId, toolName: 'WebFetch', toolInput: { url: 'https://fail.example' } }) as InvocationInput,
     () => bash(sessionId, 'echo watch-me'),
-    () => ({ point: 'post_tool_use', sessionId, toolName: 'Bash', toolInput: { command: 'npm test' }, toolResponse: { ok: true } }) as InvocationInput,
+    () =>
+      ({
+        point: 'post_tool_use',
+        sessionId,
+        toolName: 'Bash',
+        toolInput: { command: 'npm test' },
+        toolResponse: { ok: true },
+      }) as InvocationInput,
   ];
   for (let i = 0; i < n; i++) events.push(kinds[i % kinds.length]!());
   return events;

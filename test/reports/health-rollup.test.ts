@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { normaliseInvocation } from '../../src/domain/invocation.js';
 import type { Outcome } from '../../src/domain/outcomes.js';
-import { bucketOf, bucketRange, bucketValue, decodeHistogramInto, encodeHistogram, BUCKET_COUNT, HOUR_MS } from '../../src/ledger/health-rollup.js';
+import {
+  bucketOf,
+  bucketRange,
+  bucketValue,
+  decodeHistogramInto,
+  encodeHistogram,
+  BUCKET_COUNT,
+  HOUR_MS,
+} from '../../src/ledger/health-rollup.js';
 import type { Ledger } from '../../src/ledger/open.js';
 import { pruneLedger } from '../../src/ledger/prune.js';
 import { exactHealth, hookHealth, type HealthReport } from '../../src/ledger/queries/health.js';
@@ -10,7 +18,21 @@ import { LedgerWriter } from '../../src/ledger/write.js';
 import { tempLedger } from '../helpers.js';
 import { buildLedger } from './fixture.js';
 
-const COUNTS = ['runs', 'allows', 'denials', 'asks', 'modifies', 'decisive', 'failures', 'timeouts', 'observeOnlyViolations', 'skips', 'pending', 'interrupted', 'maxUs'] as const;
+const COUNTS = [
+  'runs',
+  'allows',
+  'denials',
+  'asks',
+  'modifies',
+  'decisive',
+  'failures',
+  'timeouts',
+  'observeOnlyViolations',
+  'skips',
+  'pending',
+  'interrupted',
+  'maxUs',
+] as const;
 
 function counts(report: HealthReport) {
   return Object.fromEntries(report.hooks.map((h) => [h.hookId, Object.fromEntries(COUNTS.map((k) => [k, h[k]]))]));
@@ -22,14 +44,35 @@ function expectWithinBucket(actual: number | null, exact: number | null, label: 
   expect(Math.abs(actual! - exact), `${label}: ${actual} vs exact ${exact}`).toBeLessThanOrEqual(exact * 0.022 + 1);
 }
 
-const builtHours = (ledger: Ledger) => ledger.sqlite.prepare('SELECT hour FROM health_rollup_hours ORDER BY hour').pluck().all() as number[];
+const builtHours = (ledger: Ledger) =>
+  ledger.sqlite.prepare('SELECT hour FROM health_rollup_hours ORDER BY hour').pluck().all() as number[];
 
 function outcome(hookId: string, fields: Partial<Outcome>): Outcome {
   return {
-    hookId, point: 'pre_tool_use', priority: 100, registrationIndex: 0, executionOrder: 0, mode: 'foreground', capability: 'guardrail',
-    runtime: 'in_process', status: 'completed', decision: 'none', decisive: false, reasonCode: null, message: null, payload: null,
-    modifiedInput: null, additionalContext: null, failureReason: null, failureDetail: null, skipReason: null, skippedBy: null,
-    timeoutMs: 5000, startedAt: null, durationUs: null, ...fields,
+    hookId,
+    point: 'pre_tool_use',
+    priority: 100,
+    registrationIndex: 0,
+    executionOrder: 0,
+    mode: 'foreground',
+    capability: 'guardrail',
+    runtime: 'in_process',
+    status: 'completed',
+    decision: 'none',
+    decisive: false,
+    reasonCode: null,
+    message: null,
+    payload: null,
+    modifiedInput: null,
+    additionalContext: null,
+    failureReason: null,
+    failureDetail: null,
+    skipReason: null,
+    skippedBy: null,
+    timeoutMs: 5000,
+    startedAt: null,
+    durationUs: null,
+    ...fields,
   };
 }
 
@@ -40,7 +83,19 @@ function timedLedger(start: number, hours: number) {
   const setId = writer.hookSetId(defineHooks({ name: 'timed', hooks: [{ id: 'a', point: 'pre_tool_use', run: () => undefined }] }));
   const record = (at: number, outcomes: Outcome[]) => {
     const id = writer.begin(setId, normaliseInvocation({ point: 'pre_tool_use', toolName: 'Bash' }), at);
-    return writer.finish(id, { decision: 'none', decisiveHookId: null, reasonCode: null, message: null, modifiedInput: null, additionalContext: [], durationUs: 1 }, outcomes);
+    return writer.finish(
+      id,
+      {
+        decision: 'none',
+        decisiveHookId: null,
+        reasonCode: null,
+        message: null,
+        modifiedInput: null,
+        additionalContext: [],
+        durationUs: 1,
+      },
+      outcomes,
+    );
   };
   let n = 0;
   for (let h = 0; h < hours; h++) {
@@ -48,7 +103,15 @@ function timedLedger(start: number, hours: number) {
       const at = start + h * HOUR_MS + i * 60_000 + 7;
       const d = 50 + ((n++ * 7919) % 400_000);
       record(at, [
-        outcome('a', { startedAt: at, durationUs: d, ...(i % 9 === 0 ? { status: 'failed', decision: null, failureReason: 'execution_failed' } : i % 5 === 0 ? { decision: 'deny', decisive: true } : {}) }),
+        outcome('a', {
+          startedAt: at,
+          durationUs: d,
+          ...(i % 9 === 0
+            ? { status: 'failed', decision: null, failureReason: 'execution_failed' }
+            : i % 5 === 0
+              ? { decision: 'deny', decisive: true }
+              : {}),
+        }),
         outcome('b', { startedAt: at + 2, durationUs: 3 + (i % 17) }),
         outcome('c', { status: 'skipped', decision: null, skipReason: 'pass_ended', skippedBy: 'a' }),
       ]);
@@ -70,7 +133,12 @@ describe('hook health rollup', () => {
       expect(Math.abs(bucketValue(b) - d)).toBeLessThanOrEqual(d * 0.022);
       expect(b).toBeLessThan(BUCKET_COUNT);
     }
-    const hist = new Map([[0, 3], [1, 1], [700, 300], [1500, 2 ** 33]]);
+    const hist = new Map([
+      [0, 3],
+      [1, 1],
+      [700, 300],
+      [1500, 2 ** 33],
+    ]);
     const out = new Float64Array(BUCKET_COUNT);
     decodeHistogramInto(encodeHistogram(hist), out);
     expect([...hist].every(([b, n]) => out[b] === n)).toBe(true);
@@ -130,7 +198,10 @@ describe('hook health rollup', () => {
     writer.startBackground(pendingId!, at + 10, 1);
     const open = hookHealth(ledger, window);
     expect(open.hooks.find((h) => h.hookId === 'bg')).toMatchObject({ runs: 1, pending: 1 });
-    writer.completeBackground(pendingId!, outcome('bg', { mode: 'background', status: 'completed', decision: 'deny', startedAt: at + 10, durationUs: 777 }));
+    writer.completeBackground(
+      pendingId!,
+      outcome('bg', { mode: 'background', status: 'completed', decision: 'deny', startedAt: at + 10, durationUs: 777 }),
+    );
     const done = hookHealth(ledger, window);
     expect(done).toEqual(exactHealth(ledger, window.since, window.until, undefined));
     expect(done.hooks.find((h) => h.hookId === 'bg')).toMatchObject({ runs: 1, pending: 0, denials: 1, maxUs: 777 });

@@ -11,10 +11,30 @@ const DAY = 86_400_000;
 
 function outcome(hookId: string, fields: Partial<Outcome>): Outcome {
   return {
-    hookId, point: 'pre_tool_use', priority: 100, registrationIndex: 0, executionOrder: 0, mode: 'foreground', capability: 'guardrail',
-    runtime: 'in_process', status: 'completed', decision: 'none', decisive: false, reasonCode: null, message: null, payload: null,
-    modifiedInput: null, additionalContext: null, failureReason: null, failureDetail: null, skipReason: null, skippedBy: null,
-    timeoutMs: 5000, startedAt: null, durationUs: null, ...fields,
+    hookId,
+    point: 'pre_tool_use',
+    priority: 100,
+    registrationIndex: 0,
+    executionOrder: 0,
+    mode: 'foreground',
+    capability: 'guardrail',
+    runtime: 'in_process',
+    status: 'completed',
+    decision: 'none',
+    decisive: false,
+    reasonCode: null,
+    message: null,
+    payload: null,
+    modifiedInput: null,
+    additionalContext: null,
+    failureReason: null,
+    failureDetail: null,
+    skipReason: null,
+    skippedBy: null,
+    timeoutMs: 5000,
+    startedAt: null,
+    durationUs: null,
+    ...fields,
   };
 }
 
@@ -27,31 +47,79 @@ describe('hook health', () => {
     const now = Date.UTC(2026, 10, 1);
     const record = (at: number, outcomes: Outcome[]) => {
       const id = writer.begin(setId, normaliseInvocation({ point: 'pre_tool_use', toolName: 'Bash' }), at);
-      writer.finish(id, { decision: 'none', decisiveHookId: null, reasonCode: null, message: null, modifiedInput: null, additionalContext: [], durationUs: 1 }, outcomes);
+      writer.finish(
+        id,
+        {
+          decision: 'none',
+          decisiveHookId: null,
+          reasonCode: null,
+          message: null,
+          modifiedInput: null,
+          additionalContext: [],
+          durationUs: 1,
+        },
+        outcomes,
+      );
     };
     // Durations 1..100 ms, shuffled, inside the window; outliers outside it must not count.
     const durations = Array.from({ length: 100 }, (_, i) => (i + 1) * 1000).sort(() => Math.random() - 0.5);
     durations.forEach((d, i) => {
       const at = now - DAY + i;
       const fields: Partial<Outcome> =
-        i < 3 ? { status: 'failed', decision: null, failureReason: 'execution_failed' }
-        : i < 5 ? { status: 'timed_out', decision: null, failureReason: 'timeout' }
-        : i < 15 ? { decision: 'deny', decisive: true, reasonCode: 'policy_violation' }
-        : i < 18 ? { decision: 'allow' }
-        : i < 20 ? { decision: 'modify' }
-        : i < 21 ? { decision: 'ask' }
-        : {};
-      record(at, [outcome('timed', { startedAt: at, durationUs: d, ...fields }), outcome('other', { startedAt: at, durationUs: 5 }), outcome('late', { status: 'skipped', decision: null, skipReason: 'pass_ended', skippedBy: 'timed' })]);
+        i < 3
+          ? { status: 'failed', decision: null, failureReason: 'execution_failed' }
+          : i < 5
+            ? { status: 'timed_out', decision: null, failureReason: 'timeout' }
+            : i < 15
+              ? { decision: 'deny', decisive: true, reasonCode: 'policy_violation' }
+              : i < 18
+                ? { decision: 'allow' }
+                : i < 20
+                  ? { decision: 'modify' }
+                  : i < 21
+                    ? { decision: 'ask' }
+                    : {};
+      record(at, [
+        outcome('timed', { startedAt: at, durationUs: d, ...fields }),
+        outcome('other', { startedAt: at, durationUs: 5 }),
+        outcome('late', { status: 'skipped', decision: null, skipReason: 'pass_ended', skippedBy: 'timed' }),
+      ]);
     });
-    record(now - 40 * DAY, [outcome('timed', { startedAt: now - 40 * DAY, durationUs: 9_000_000 }), outcome('late', { status: 'skipped', decision: null, skipReason: 'pass_ended' })]);
+    record(now - 40 * DAY, [
+      outcome('timed', { startedAt: now - 40 * DAY, durationUs: 9_000_000 }),
+      outcome('late', { status: 'skipped', decision: null, skipReason: 'pass_ended' }),
+    ]);
     record(now + 1, [outcome('timed', { startedAt: now + 1, durationUs: 9_000_000 })]);
-    record(now - DAY + 500, [outcome('obs', { capability: 'observe', decision: 'deny', failureReason: 'observe_only_violation', startedAt: now - DAY + 500, durationUs: 7 })]);
+    record(now - DAY + 500, [
+      outcome('obs', {
+        capability: 'observe',
+        decision: 'deny',
+        failureReason: 'observe_only_violation',
+        startedAt: now - DAY + 500,
+        durationUs: 7,
+      }),
+    ]);
 
     const report = hookHealth(ledger, { since: now - 30 * DAY, until: now });
     const timed = report.hooks.find((h) => h.hookId === 'timed')!;
     expect(timed).toEqual({
-      hookId: 'timed', runs: 100, allows: 3, denials: 10, asks: 1, modifies: 2, decisive: 10, failures: 3, timeouts: 2,
-      observeOnlyViolations: 0, skips: 0, pending: 0, interrupted: 0, p50Us: 50_000, p95Us: 95_000, maxUs: 100_000, failureRate: 0.05,
+      hookId: 'timed',
+      runs: 100,
+      allows: 3,
+      denials: 10,
+      asks: 1,
+      modifies: 2,
+      decisive: 10,
+      failures: 3,
+      timeouts: 2,
+      observeOnlyViolations: 0,
+      skips: 0,
+      pending: 0,
+      interrupted: 0,
+      p50Us: 50_000,
+      p95Us: 95_000,
+      maxUs: 100_000,
+      failureRate: 0.05,
     });
     expect(report.hooks.find((h) => h.hookId === 'late')).toMatchObject({ runs: 0, skips: 100, p50Us: null, p95Us: null, maxUs: null });
     expect(report.hooks.find((h) => h.hookId === 'other')).toMatchObject({ runs: 100, p50Us: 5, p95Us: 5, maxUs: 5 });

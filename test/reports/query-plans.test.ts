@@ -46,7 +46,11 @@ function fullScans(ledger: Ledger, c: Captured): string[] {
   const plan = ledger.sqlite.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...c.params) as { detail: string; parent: number }[];
   const idOrdered = /ORDER BY i\.id( DESC)? LIMIT/.test(c.sql);
   return plan
-    .filter((p) => /^SCAN (invocations|outcomes|i|o)\b(?! USING)/.test(p.detail) || (idOrdered && p.parent === 0 && /TEMP B-TREE FOR ORDER BY/.test(p.detail)))
+    .filter(
+      (p) =>
+        /^SCAN (invocations|outcomes|i|o)\b(?! USING)/.test(p.detail) ||
+        (idOrdered && p.parent === 0 && /TEMP B-TREE FOR ORDER BY/.test(p.detail)),
+    )
     .map((p) => p.detail);
 }
 
@@ -94,9 +98,9 @@ describe('query plans', () => {
     expect(Object.fromEntries(offenders)).toEqual({});
     // The check itself catches a full scan, and a sort under an id-ordered page.
     expect(fullScans(ledger, { sql: 'SELECT * FROM invocations i WHERE i.message = ?', params: ['x'] })).toEqual(['SCAN i']);
-    expect(fullScans(ledger, { sql: 'SELECT * FROM invocations i WHERE i.tool_name IN (?, ?) ORDER BY i.id LIMIT 5', params: ['Bash', 'Read'] })).toEqual([
-      'USE TEMP B-TREE FOR ORDER BY',
-    ]);
+    expect(
+      fullScans(ledger, { sql: 'SELECT * FROM invocations i WHERE i.tool_name IN (?, ?) ORDER BY i.id LIMIT 5', params: ['Bash', 'Read'] }),
+    ).toEqual(['USE TEMP B-TREE FOR ORDER BY']);
     if (process.env.HOOKLEDGER_PRINT_PLANS) {
       for (const c of new Map(reads.map((r) => [r.sql, r])).values()) {
         const plan = ledger.sqlite.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...c.params) as { detail: string }[];

@@ -36,7 +36,9 @@ describe('sessions', () => {
     const { ledger, recorded } = await buildLedger();
     const bash = listSessions(ledger, { toolName: 'Bash', decision: 'deny' }, { limit: 10 });
     for (const s of bash.rows) {
-      expect(s.invocations).toBe(of(recorded, s.sessionId).filter((r) => r.input.toolName === 'Bash' && r.report.decision === 'deny').length);
+      expect(s.invocations).toBe(
+        of(recorded, s.sessionId).filter((r) => r.input.toolName === 'Bash' && r.report.decision === 'deny').length,
+      );
     }
     expect(bash.rows.length).toBe(3);
     const first = listSessions(ledger, {}, { limit: 3 });
@@ -61,7 +63,13 @@ describe('sessions', () => {
     expect(t.events.map((e) => e.invocationId).some((id, i, a) => i > 0 && id !== a[i - 1]! + 1)).toBe(true);
     t.events.forEach((e, i) => {
       const r = mine[i]!.report;
-      expect(e).toMatchObject({ point: r.point, decision: r.decision, decisiveHookId: r.decisiveHookId, reasonCode: r.reasonCode, modified: r.modifiedInput !== null });
+      expect(e).toMatchObject({
+        point: r.point,
+        decision: r.decision,
+        decisiveHookId: r.decisiveHookId,
+        reasonCode: r.reasonCode,
+        modified: r.modifiedInput !== null,
+      });
       expect(e.hooks).toBe(r.outcomes.length);
     });
     const modified = t.events.find((e) => e.modified)!;
@@ -91,7 +99,10 @@ describe('sessions', () => {
 describe('sessions paging under concurrent writes', () => {
   it('never drops a session that became active after the first page, and never repeats one already listed', async () => {
     const { ledger } = tempLedger();
-    const runner = createRunner({ ledger, hookSet: defineHooks({ name: 'p', hooks: [{ id: 'watch', point: 'pre_tool_use', run: () => undefined }] }) });
+    const runner = createRunner({
+      ledger,
+      hookSet: defineHooks({ name: 'p', hooks: [{ id: 'watch', point: 'pre_tool_use', run: () => undefined }] }),
+    });
     const event = (sessionId: string) => runner.run({ point: 'pre_tool_use', sessionId, toolName: 'Bash', toolInput: { command: 'ls' } });
     for (const s of ['S1', 'S2', 'S3', 'S4', 'S5']) await event(s);
     const first = listSessions(ledger, {}, { limit: 2 });

@@ -23,16 +23,30 @@ async function hostileLedger(): Promise<{ path: string; deniedId: number }> {
     name: 'safety',
     version: '1',
     hooks: [
-      { id: 'prompt-guard', point: 'user_prompt_submit', capability: 'guardrail',
-        run: (inv) => (String(inv.prompt).includes('key') ? deny(`blocked prompt: ${String(inv.prompt)}`, 'policy_violation') : undefined) },
-      { id: LONG_HOOK, point: 'pre_tool_use', capability: 'guardrail',
-        run: (inv) => (inv.toolName === LONG_TOOL ? deny('=HYPERLINK("http://evil.example")', 'policy_violation') : undefined) },
+      {
+        id: 'prompt-guard',
+        point: 'user_prompt_submit',
+        capability: 'guardrail',
+        run: (inv) => (String(inv.prompt).includes('key') ? deny(`blocked prompt: ${String(inv.prompt)}`, 'policy_violation') : undefined),
+      },
+      {
+        id: LONG_HOOK,
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        run: (inv) => (inv.toolName === LONG_TOOL ? deny('=HYPERLINK("http://evil.example")', 'policy_violation') : undefined),
+      },
     ],
   });
   const runner = createRunner({ hookSet, ledger });
   const denied = await runner.run({ point: 'user_prompt_submit', sessionId: UUID, prompt: HOSTILE });
   for (let i = 0; i < 3; i++) {
-    await runner.run({ point: 'pre_tool_use', sessionId: UUID, toolName: LONG_TOOL, toolUseId: `-tu-${i}`, toolInput: { body: 'x'.repeat(120) } });
+    await runner.run({
+      point: 'pre_tool_use',
+      sessionId: UUID,
+      toolName: LONG_TOOL,
+      toolUseId: `-tu-${i}`,
+      toolInput: { body: 'x'.repeat(120) },
+    });
   }
   await runner.close();
   ledger.close();
@@ -130,15 +144,15 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (cell += '"'), i++;
+      if (ch === '"' && text[i + 1] === '"') ((cell += '"'), i++);
       else if (ch === '"') quoted = false;
       else cell += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(cell), (cell = '');
+    else if (ch === ',') (row.push(cell), (cell = ''));
     else if (ch === '\r' && text[i + 1] === '\n') {
       row.push(cell);
       rows.push(row);
-      (row = []), (cell = ''), i++;
+      ((row = []), (cell = ''), i++);
     } else cell += ch;
   }
   return rows;

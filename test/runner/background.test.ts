@@ -9,7 +9,15 @@ describe('background hooks', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const seen: unknown[] = [];
     const { runner, ledger } = setup([
-      { id: 'metrics', point: 'post_tool_use', mode: 'background', run: async (inv) => { seen.push(inv.toolName); await gate; } },
+      {
+        id: 'metrics',
+        point: 'post_tool_use',
+        mode: 'background',
+        run: async (inv) => {
+          seen.push(inv.toolName);
+          await gate;
+        },
+      },
       { id: 'fg', point: 'post_tool_use', run: () => undefined },
     ]);
     const report = await runner.run({ point: 'post_tool_use', toolName: 'Bash', toolInput: {}, toolResponse: { stdout: '' } });
@@ -66,7 +74,15 @@ describe('background hooks', () => {
 
   it('close() with a deadline records running hooks as timed out and queued ones as skipped (shutdown)', async () => {
     const { runner, ledger } = setup(
-      [{ id: 'forever', point: 'post_tool_use', mode: 'background', timeoutMs: 60_000, run: (_i, ctx) => new Promise((r) => ctx.signal.addEventListener('abort', () => r(undefined))) }],
+      [
+        {
+          id: 'forever',
+          point: 'post_tool_use',
+          mode: 'background',
+          timeoutMs: 60_000,
+          run: (_i, ctx) => new Promise((r) => ctx.signal.addEventListener('abort', () => r(undefined))),
+        },
+      ],
       { backgroundConcurrency: 1 },
     );
     const first = await runner.run({ point: 'post_tool_use', toolName: 'Read' });
@@ -81,6 +97,10 @@ describe('background hooks', () => {
     const report = await runner.run({ point: 'post_tool_use', toolName: 'Read' });
     await runner.close();
     expect(report.decision).toBe('none');
-    expect(explain(ledger, report.invocationId).outcomes[0]).toMatchObject({ status: 'completed', decision: 'deny', failureReason: 'observe_only_violation' });
+    expect(explain(ledger, report.invocationId).outcomes[0]).toMatchObject({
+      status: 'completed',
+      decision: 'deny',
+      failureReason: 'observe_only_violation',
+    });
   });
 });

@@ -38,7 +38,12 @@ describe('command hooks through the runner', () => {
   it('exit 1: execution_failed with the exit code and stderr; fail-closed guardrail denies with runtime_error', async () => {
     const { runner } = setup([guard('exit1', 'exit1.sh'), guard('exit1-open', 'exit1.sh', { onFailure: 'allow', priority: 1 })]);
     const report = await runner.run(bash('ls'));
-    expect(report.outcomes[0]).toMatchObject({ hookId: 'exit1-open', status: 'failed', failureReason: 'execution_failed', decisive: false });
+    expect(report.outcomes[0]).toMatchObject({
+      hookId: 'exit1-open',
+      status: 'failed',
+      failureReason: 'execution_failed',
+      decisive: false,
+    });
     expect(report.outcomes[0]!.failureDetail).toMatch(/exited with code 1/);
     expect(report).toMatchObject({ decision: 'deny', decisiveHookId: 'exit1', reasonCode: 'runtime_error' });
   });
@@ -54,7 +59,10 @@ describe('command hooks through the runner', () => {
   it('a hang past its timeout: timed_out near the limit, deny with reason timeout, and the process group is gone', async () => {
     const pidFile = join(tempDir(), 'pids');
     const { runner } = setup([
-      { ...guard('hang', 'hang.py', { timeoutMs: 400 }), command: { command: 'python3', args: [fixture('hang.py')], env: { PID_FILE: pidFile } } },
+      {
+        ...guard('hang', 'hang.py', { timeoutMs: 400 }),
+        command: { command: 'python3', args: [fixture('hang.py')], env: { PID_FILE: pidFile } },
+      },
     ]);
     const report = await runner.run(bash('ls'));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'timeout', decisiveHookId: 'hang' });

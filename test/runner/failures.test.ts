@@ -67,7 +67,13 @@ describe('hook context', () => {
         timeoutMs: 1234,
         run: (_inv, ctx) => {
           // Spreading or logging the context must not expose the runner's internals.
-          seen.push({ keys: Object.keys(ctx).sort(), signal: ctx.signal, hookId: ctx.hookId, timeoutMs: ctx.timeoutMs, replay: ctx.replay });
+          seen.push({
+            keys: Object.keys(ctx).sort(),
+            signal: ctx.signal,
+            hookId: ctx.hookId,
+            timeoutMs: ctx.timeoutMs,
+            replay: ctx.replay,
+          });
           return allow();
         },
       },
@@ -84,7 +90,14 @@ describe('hook context', () => {
 describe('hook failures', () => {
   it('a throwing guardrail fails closed with reason code runtime_error and the message recorded', async () => {
     const { runner } = setup([
-      { id: 'broken', point: 'pre_tool_use', capability: 'guardrail', run: () => { throw new Error('config file missing'); } },
+      {
+        id: 'broken',
+        point: 'pre_tool_use',
+        capability: 'guardrail',
+        run: () => {
+          throw new Error('config file missing');
+        },
+      },
     ]);
     const report = await runner.run(bash('ls'));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'runtime_error', decisiveHookId: 'broken' });
@@ -95,10 +108,37 @@ describe('hook failures', () => {
 
   it('non-Error throws and late rejections are recorded, not crashes', async () => {
     const { runner } = setup([
-      { id: 'throws-string', point: 'pre_tool_use', priority: 1, run: () => { throw 'just a string'; } },
-      { id: 'throws-object', point: 'pre_tool_use', priority: 2, run: async () => { throw { code: 42 }; } },
-      { id: 'throws-undefined', point: 'pre_tool_use', priority: 3, run: () => { throw undefined; } },
-      { id: 'rejects-late', point: 'pre_tool_use', priority: 4, timeoutMs: 20, run: () => new Promise((_r, reject) => setTimeout(() => reject(new Error('late')), 60)) },
+      {
+        id: 'throws-string',
+        point: 'pre_tool_use',
+        priority: 1,
+        run: () => {
+          throw 'just a string';
+        },
+      },
+      {
+        id: 'throws-object',
+        point: 'pre_tool_use',
+        priority: 2,
+        run: async () => {
+          throw { code: 42 };
+        },
+      },
+      {
+        id: 'throws-undefined',
+        point: 'pre_tool_use',
+        priority: 3,
+        run: () => {
+          throw undefined;
+        },
+      },
+      {
+        id: 'rejects-late',
+        point: 'pre_tool_use',
+        priority: 4,
+        timeoutMs: 20,
+        run: () => new Promise((_r, reject) => setTimeout(() => reject(new Error('late')), 60)),
+      },
     ]);
     const report = await runner.run(bash('ls'));
     expect(report.outcomes.map((o) => [o.status, o.failureReason])).toEqual([
@@ -114,9 +154,22 @@ describe('hook failures', () => {
 
   it('an invalid result is the failure invalid_result with the validation issues', async () => {
     const { runner } = setup([
-      { id: 'typo', point: 'pre_tool_use', priority: 1, capability: 'guardrail', onFailure: 'allow', run: () => ({ decision: 'deny', reason: 'x' }) as never },
+      {
+        id: 'typo',
+        point: 'pre_tool_use',
+        priority: 1,
+        capability: 'guardrail',
+        onFailure: 'allow',
+        run: () => ({ decision: 'deny', reason: 'x' }) as never,
+      },
       { id: 'garbage', point: 'pre_tool_use', priority: 2, capability: 'guardrail', onFailure: 'allow', run: () => 42 as never },
-      { id: 'bad-code', point: 'pre_tool_use', priority: 3, capability: 'guardrail', run: () => ({ decision: 'deny', message: 'm', reasonCode: 'because' }) as never },
+      {
+        id: 'bad-code',
+        point: 'pre_tool_use',
+        priority: 3,
+        capability: 'guardrail',
+        run: () => ({ decision: 'deny', message: 'm', reasonCode: 'because' }) as never,
+      },
     ]);
     const report = await runner.run(bash('ls'));
     expect(report.outcomes.map((o) => o.failureReason)).toEqual(['invalid_result', 'invalid_result', 'invalid_result']);

@@ -11,7 +11,14 @@ function block(ms: number): void {
   }
 }
 
-const noRm = { id: 'no-rm', point: 'pre_tool_use' as const, priority: 50, capability: 'guardrail' as const, run: (inv: { toolInput: unknown }) => ((inv.toolInput as { command: string }).command.startsWith('rm') ? deny('no rm', 'safety_violation') : allow()) };
+const noRm = {
+  id: 'no-rm',
+  point: 'pre_tool_use' as const,
+  priority: 50,
+  capability: 'guardrail' as const,
+  run: (inv: { toolInput: unknown }) =>
+    (inv.toolInput as { command: string }).command.startsWith('rm') ? deny('no rm', 'safety_violation') : allow(),
+};
 
 describe('what hooks can and cannot change', () => {
   it('an observer that rewrites the input in place fails, is not obeyed, and the guardrail after it sees the original', async () => {
@@ -22,7 +29,12 @@ describe('what hooks can and cannot change', () => {
     const toolInput = { command: 'rm -rf /' };
     const report = await runner.run({ ...bash('x'), toolInput });
     expect(report).toMatchObject({ decision: 'deny', decisiveHookId: 'no-rm', modifiedInput: null });
-    expect(report.outcomes[0]).toMatchObject({ hookId: 'sneaky', status: 'failed', failureReason: 'execution_failed', failureDetail: expect.stringMatching(/read only|read-only/) });
+    expect(report.outcomes[0]).toMatchObject({
+      hookId: 'sneaky',
+      status: 'failed',
+      failureReason: 'execution_failed',
+      failureDetail: expect.stringMatching(/read only|read-only/),
+    });
     // The caller's object is untouched, and the ledger holds what the agent sent.
     expect(toolInput).toEqual({ command: 'rm -rf /' });
     expect(explain(ledger, report.invocationId).input).toEqual({ command: 'rm -rf /' });
@@ -69,7 +81,11 @@ describe('what hooks can and cannot change', () => {
     const invocation = point === 'pre_tool_use' ? bash('ls') : point === 'user_prompt_submit' ? { point, prompt: 'hello' } : { point };
     const report = await runner.run(invocation);
     expect(report.modifiedInput).toBeNull();
-    expect(report.outcomes[0]).toMatchObject({ status: 'failed', failureReason: 'invalid_result', failureDetail: expect.stringMatching(detail) });
+    expect(report.outcomes[0]).toMatchObject({
+      status: 'failed',
+      failureReason: 'invalid_result',
+      failureDetail: expect.stringMatching(detail),
+    });
   });
 });
 
@@ -80,7 +96,11 @@ describe('hooks that misbehave', () => {
     ]);
     const report = await runner.run(bash('ls'));
     expect(report).toMatchObject({ decision: 'deny', decisiveHookId: 'slow-sync', reasonCode: 'timeout' });
-    expect(report.outcomes[0]).toMatchObject({ status: 'timed_out', failureReason: 'timeout', failureDetail: expect.stringMatching(/past its 20 ms timeout/) });
+    expect(report.outcomes[0]).toMatchObject({
+      status: 'timed_out',
+      failureReason: 'timeout',
+      failureDetail: expect.stringMatching(/past its 20 ms timeout/),
+    });
   });
 
   it('a result whose `then` getter throws is a failure, and the invocation is still committed', async () => {
@@ -99,7 +119,11 @@ describe('hooks that misbehave', () => {
     ]);
     const report = await runner.run(bash('ls'));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'runtime_error' });
-    expect(report.outcomes[0]).toMatchObject({ status: 'failed', failureReason: 'execution_failed', failureDetail: expect.stringContaining('gotcha') });
+    expect(report.outcomes[0]).toMatchObject({
+      status: 'failed',
+      failureReason: 'execution_failed',
+      failureDetail: expect.stringContaining('gotcha'),
+    });
     expect(explain(ledger, report.invocationId).invocation.status).toBe('completed');
   });
 });
@@ -123,13 +147,18 @@ describe('background hooks and the caller', () => {
   });
 
   it('close() keeps its deadline for an async hook that ignores its signal', async () => {
-    const { runner, ledger } = setup([{ id: 'deaf', point: 'post_tool_use', mode: 'background', timeoutMs: 10_000, run: () => new Promise(() => {}) }]);
+    const { runner, ledger } = setup([
+      { id: 'deaf', point: 'post_tool_use', mode: 'background', timeoutMs: 10_000, run: () => new Promise(() => {}) },
+    ]);
     const report = await runner.run({ point: 'post_tool_use', toolName: 'Bash', toolInput: { command: 'ls' } });
     await new Promise((resolve) => setTimeout(resolve, 20));
     const t0 = Date.now();
     await runner.close({ deadlineMs: 100 });
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect(explain(ledger, report.invocationId).outcomes[0]).toMatchObject({ status: 'timed_out', failureDetail: expect.stringMatching(/runner closed/) });
+    expect(explain(ledger, report.invocationId).outcomes[0]).toMatchObject({
+      status: 'timed_out',
+      failureDetail: expect.stringMatching(/runner closed/),
+    });
   });
 
   it('are reported in the order explain reads them back', async () => {
@@ -148,8 +177,20 @@ describe('background hooks and the caller', () => {
 describe('an allow or ask that also rewrites the input (Claude Code: a permission decision with updatedInput)', () => {
   it('applies the rewrite and keeps the decision; an ask with a rewrite outranks a plain allow', async () => {
     const { runner, ledger } = setup([
-      { id: 'sanitise-and-ask', point: 'pre_tool_use', priority: 1, capability: 'guardrail', run: () => ({ decision: 'ask', message: 'confirm the safer command', input: { command: 'rm -ri ./tmp' } }) },
-      { id: 'sees', point: 'pre_tool_use', priority: 2, capability: 'guardrail', run: (inv) => allow(`saw ${(inv.toolInput as { command: string }).command}`) },
+      {
+        id: 'sanitise-and-ask',
+        point: 'pre_tool_use',
+        priority: 1,
+        capability: 'guardrail',
+        run: () => ({ decision: 'ask', message: 'confirm the safer command', input: { command: 'rm -ri ./tmp' } }),
+      },
+      {
+        id: 'sees',
+        point: 'pre_tool_use',
+        priority: 2,
+        capability: 'guardrail',
+        run: (inv) => allow(`saw ${(inv.toolInput as { command: string }).command}`),
+      },
     ]);
     const report = await runner.run(bash('rm -rf ./tmp'));
     expect(report).toMatchObject({ decision: 'ask', decisiveHookId: 'sanitise-and-ask', modifiedInput: { command: 'rm -ri ./tmp' } });
@@ -162,6 +203,9 @@ describe('an allow or ask that also rewrites the input (Claude Code: a permissio
     const { runner } = setup([{ id: 'obs', point: 'pre_tool_use', run: () => ({ decision: 'allow', input: { command: 'ls' } }) }]);
     const report = await runner.run(bash('rm -rf /'));
     expect(report).toMatchObject({ decision: 'none', modifiedInput: null });
-    expect(report.outcomes[0]).toMatchObject({ failureReason: 'observe_only_violation', failureDetail: expect.stringContaining('allow with a replacement input') });
+    expect(report.outcomes[0]).toMatchObject({
+      failureReason: 'observe_only_violation',
+      failureDetail: expect.stringContaining('allow with a replacement input'),
+    });
   });
 });

@@ -41,15 +41,31 @@ describe('foreground order', () => {
   it('each hook sees the input as modified by the hooks before it', async () => {
     const seen: unknown[] = [];
     const { runner, ledger } = setup([
-      { id: 'add-flag', point: 'pre_tool_use', priority: 1, capability: 'guardrail', run: (inv) => modify({ command: `${(inv.toolInput as { command: string }).command} --dry-run` }, 'dry run first') },
-      { id: 'quote', point: 'pre_tool_use', priority: 2, capability: 'guardrail', run: (inv) => modify({ command: `(${(inv.toolInput as { command: string }).command})` }) },
+      {
+        id: 'add-flag',
+        point: 'pre_tool_use',
+        priority: 1,
+        capability: 'guardrail',
+        run: (inv) => modify({ command: `${(inv.toolInput as { command: string }).command} --dry-run` }, 'dry run first'),
+      },
+      {
+        id: 'quote',
+        point: 'pre_tool_use',
+        priority: 2,
+        capability: 'guardrail',
+        run: (inv) => modify({ command: `(${(inv.toolInput as { command: string }).command})` }),
+      },
       { id: 'watch', point: 'pre_tool_use', priority: 3, run: (inv) => void seen.push(inv.toolInput) },
     ]);
     const report = await runner.run(bash('npm publish'));
     expect(seen).toEqual([{ command: '(npm publish --dry-run)' }]);
     expect(report.modifiedInput).toEqual({ command: '(npm publish --dry-run)' });
     expect(report.decision).toBe('none');
-    expect(report.outcomes[0]).toMatchObject({ decision: 'modify', modifiedInput: { command: 'npm publish --dry-run' }, message: 'dry run first' });
+    expect(report.outcomes[0]).toMatchObject({
+      decision: 'modify',
+      modifiedInput: { command: 'npm publish --dry-run' },
+      message: 'dry run first',
+    });
     const stored = explain(ledger, report.invocationId);
     expect(stored.input).toEqual({ command: 'npm publish' });
     expect(stored.modifiedInput).toEqual({ command: '(npm publish --dry-run)' });
@@ -69,7 +85,13 @@ describe('deny_wins', () => {
     const ran: string[] = [];
     const { runner, ledger } = setup([
       { id: 'first', point: 'pre_tool_use', priority: 1, capability: 'guardrail', run: () => (ran.push('first'), allow()) },
-      { id: 'denier', point: 'pre_tool_use', priority: 2, capability: 'guardrail', run: () => (ran.push('denier'), deny('no rm -rf', 'safety_violation', { rule: 7 })) },
+      {
+        id: 'denier',
+        point: 'pre_tool_use',
+        priority: 2,
+        capability: 'guardrail',
+        run: () => (ran.push('denier'), deny('no rm -rf', 'safety_violation', { rule: 7 })),
+      },
       { id: 'after-1', point: 'pre_tool_use', priority: 3, capability: 'guardrail', run: () => void ran.push('after-1') },
       { id: 'after-2', point: 'pre_tool_use', priority: 4, run: () => void ran.push('after-2') },
     ]);

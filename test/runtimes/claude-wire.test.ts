@@ -68,7 +68,12 @@ describe('toClaudePayload', () => {
   });
 
   it('omits null fields, including stale raw copies of them', () => {
-    const invocation = makeInvocation({ toolUseId: null, raw: { hook_event_name: 'PermissionRequest', tool_use_id: 'stale' }, eventName: 'PermissionRequest', point: 'permission_request' });
+    const invocation = makeInvocation({
+      toolUseId: null,
+      raw: { hook_event_name: 'PermissionRequest', tool_use_id: 'stale' },
+      eventName: 'PermissionRequest',
+      point: 'permission_request',
+    });
     const payload = toClaudePayload(invocation, ctx);
     expect(payload).not.toHaveProperty('tool_use_id');
     expect(payload).not.toHaveProperty('prompt');
@@ -88,7 +93,10 @@ describe('toClaudePayload', () => {
   it('falls back to the point name when Claude Code has no such event, and keeps unknown Claude events', () => {
     expect(claudeEventName(makeInvocation({ point: 'pre_llm_request', agent: 'sdk', eventName: null }))).toBe('pre_llm_request');
     expect(claudeEventName(makeInvocation({ point: 'other', eventName: 'WorktreeCreate' }))).toBe('WorktreeCreate');
-    const prompt = toClaudePayload(makeInvocation({ point: 'user_prompt_submit', eventName: null, toolName: null, toolInput: null, toolUseId: null, prompt: 'hi' }), ctx);
+    const prompt = toClaudePayload(
+      makeInvocation({ point: 'user_prompt_submit', eventName: null, toolName: null, toolInput: null, toolUseId: null, prompt: 'hi' }),
+      ctx,
+    );
     expect(prompt).toMatchObject({ hook_event_name: 'UserPromptSubmit', prompt: 'hi' });
     expect(prompt).not.toHaveProperty('tool_name');
   });
@@ -122,11 +130,15 @@ describe('readClaudeHookOutput: exit codes', () => {
     expect(fromJson).toMatchObject({ decision: 'deny', message: 'from json' });
     const long = readClaudeHookOutput(out({ exitCode: 2, stderr: 'x'.repeat(5000) }), 'pre_tool_use') as { message: string };
     expect(long.message).toHaveLength(2000);
-    expect(valid(readClaudeHookOutput(out({ exitCode: 2, stdout: '{broken' }), 'pre_tool_use', 'guard'))).toMatchObject({ message: 'hook "guard" exited 2' });
+    expect(valid(readClaudeHookOutput(out({ exitCode: 2, stdout: '{broken' }), 'pre_tool_use', 'guard'))).toMatchObject({
+      message: 'hook "guard" exited 2',
+    });
   });
 
   it('other exit codes and signals are execution failures with a one-line stderr excerpt', () => {
-    const failure = failureOf(() => readClaudeHookOutput(out({ exitCode: 1, stderr: 'Traceback:\n   at  line 3\n' + 'y'.repeat(1000) }), 'pre_tool_use'));
+    const failure = failureOf(() =>
+      readClaudeHookOutput(out({ exitCode: 1, stderr: 'Traceback:\n   at  line 3\n' + 'y'.repeat(1000) }), 'pre_tool_use'),
+    );
     expect(failure.reason).toBe('execution_failed');
     expect(failure.detail.startsWith('exited with code 1: Traceback: at line 3 yyy')).toBe(true);
     expect(failure.detail.length).toBe('exited with code 1: '.length + 500);
@@ -151,15 +163,26 @@ describe('readClaudeHookOutput: exit codes', () => {
 
 describe('readClaudeHookOutput: JSON output', () => {
   it('maps permissionDecision', () => {
-    expect(valid(json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'nope' } }))).toEqual({
+    expect(
+      valid(json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'nope' } })),
+    ).toEqual({
       decision: 'deny',
       reasonCode: 'policy_violation',
       message: 'nope',
     });
     expect(valid(json({ hookSpecificOutput: { permissionDecision: 'deny' } }))).toMatchObject({ message: 'denied by hook "guard"' });
-    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'ask', permissionDecisionReason: 'sure?' } }))).toEqual({ decision: 'ask', message: 'sure?' });
-    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'ask' } }))).toMatchObject({ decision: 'ask', message: expect.stringContaining('guard') });
-    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'allow', permissionDecisionReason: 'fine' } }))).toEqual({ decision: 'allow', message: 'fine' });
+    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'ask', permissionDecisionReason: 'sure?' } }))).toEqual({
+      decision: 'ask',
+      message: 'sure?',
+    });
+    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'ask' } }))).toMatchObject({
+      decision: 'ask',
+      message: expect.stringContaining('guard'),
+    });
+    expect(valid(json({ hookSpecificOutput: { permissionDecision: 'allow', permissionDecisionReason: 'fine' } }))).toEqual({
+      decision: 'allow',
+      message: 'fine',
+    });
     expect(json({ hookSpecificOutput: { permissionDecision: 'defer', permissionDecisionReason: 'later' } })).toBeUndefined();
     expect(json({ hookSpecificOutput: { permissionDecision: 'allow', permissionDecisionReason: '' } })).toEqual({ decision: 'allow' });
   });
@@ -187,15 +210,23 @@ describe('readClaudeHookOutput: JSON output', () => {
   });
 
   it('reads the legacy top-level decision', () => {
-    expect(valid(json({ decision: 'block', reason: 'legacy no' }))).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'legacy no' });
+    expect(valid(json({ decision: 'block', reason: 'legacy no' }))).toEqual({
+      decision: 'deny',
+      reasonCode: 'policy_violation',
+      message: 'legacy no',
+    });
     expect(valid(json({ decision: 'approve', reason: 'legacy yes' }))).toEqual({ decision: 'allow', message: 'legacy yes' });
     // The most restrictive answer in one output wins.
-    expect(json({ decision: 'block', reason: 'r', hookSpecificOutput: { permissionDecision: 'allow' } })).toMatchObject({ decision: 'deny' });
+    expect(json({ decision: 'block', reason: 'r', hookSpecificOutput: { permissionDecision: 'allow' } })).toMatchObject({
+      decision: 'deny',
+    });
   });
 
   it("reads PermissionRequest's decision.behavior", () => {
     const point = 'permission_request';
-    expect(valid(json({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } }, point))).toEqual({ decision: 'allow' });
+    expect(valid(json({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision: { behavior: 'allow' } } }, point))).toEqual({
+      decision: 'allow',
+    });
     expect(valid(json({ hookSpecificOutput: { decision: { behavior: 'deny', message: 'not today', interrupt: true } } }, point))).toEqual({
       decision: 'deny',
       reasonCode: 'policy_violation',
@@ -230,8 +261,17 @@ describe('readClaudeHookOutput: JSON output', () => {
   });
 
   it('carries additionalContext and ignores systemMessage', () => {
-    expect(valid(json({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'nested' } }, 'post_tool_use'))).toEqual({ additionalContext: 'nested' });
-    expect(valid(json({ additionalContext: 'top', hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'x', additionalContext: 'nested' } }))).toMatchObject({
+    expect(valid(json({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'nested' } }, 'post_tool_use'))).toEqual({
+      additionalContext: 'nested',
+    });
+    expect(
+      valid(
+        json({
+          additionalContext: 'top',
+          hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: 'x', additionalContext: 'nested' },
+        }),
+      ),
+    ).toMatchObject({
       decision: 'deny',
       additionalContext: 'nested\n\ntop',
     });
@@ -252,9 +292,13 @@ describe('readClaudeHookOutput: JSON output', () => {
     expect(bad.detail).toContain('"block"');
     expect(failureOf(() => json({ decision: 'deny' })).detail).toContain('decision: expected one of block, approve, got "deny"');
     expect(failureOf(() => json({ continue: 'no' })).detail).toContain('continue: expected a boolean');
-    expect(failureOf(() => json({ hookSpecificOutput: { updatedInput: 'rm' } })).detail).toContain('hookSpecificOutput.updatedInput: expected an object');
+    expect(failureOf(() => json({ hookSpecificOutput: { updatedInput: 'rm' } })).detail).toContain(
+      'hookSpecificOutput.updatedInput: expected an object',
+    );
     expect(failureOf(() => json({ hookSpecificOutput: 'deny' })).detail).toContain('hookSpecificOutput: expected an object');
-    expect(failureOf(() => json({ hookSpecificOutput: { decision: { behavior: 'maybe' } } }, 'permission_request')).detail).toContain('hookSpecificOutput.decision.behavior');
+    expect(failureOf(() => json({ hookSpecificOutput: { decision: { behavior: 'maybe' } } }, 'permission_request')).detail).toContain(
+      'hookSpecificOutput.decision.behavior',
+    );
   });
 
   it('rejects permissionDecision at the top level, where Claude Code would silently ignore it', () => {

@@ -64,21 +64,36 @@ describe('commandRuntime: answers', () => {
   });
 
   it('reads the legacy {"decision":"block"} form', async () => {
-    expect(await answer(sh('block-legacy.sh'))).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'legacy hooks say no' });
+    expect(await answer(sh('block-legacy.sh'))).toEqual({
+      decision: 'deny',
+      reasonCode: 'policy_violation',
+      message: 'legacy hooks say no',
+    });
   });
 
   it('keeps an allow with updatedInput whole: the decision and the rewrite', async () => {
-    expect(await answer(py('update-input.py'))).toEqual({ decision: 'allow', input: { command: 'ls --dry-run' }, message: 'forced dry run' });
+    expect(await answer(py('update-input.py'))).toEqual({
+      decision: 'allow',
+      input: { command: 'ls --dry-run' },
+      message: 'forced dry run',
+    });
   });
 
   it('exit 2 denies with the stderr reason', async () => {
-    expect(await answer(sh('exit2.sh'))).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'rm -rf is not allowed here' });
+    expect(await answer(sh('exit2.sh'))).toEqual({
+      decision: 'deny',
+      reasonCode: 'policy_violation',
+      message: 'rm -rf is not allowed here',
+    });
   });
 
   it('continue: false denies at a tool point but lets a Stop happen (a deny there means keep working)', async () => {
     const stopAll = `echo '{"continue": false, "stopReason": "out of budget"}'`;
     expect(await answer(stopAll)).toEqual({ decision: 'deny', reasonCode: 'policy_violation', message: 'out of budget' });
-    for (const [point, eventName] of [['stop', 'Stop'], ['subagent_stop', 'SubagentStop']] as const) {
+    for (const [point, eventName] of [
+      ['stop', 'Stop'],
+      ['subagent_stop', 'SubagentStop'],
+    ] as const) {
       const stop = makeInvocation({ point, eventName, toolName: null, toolInput: null, toolUseId: null });
       expect(await answer(stopAll, stop)).toEqual({ additionalContext: 'hook "h1" asked Claude to stop (continue: false): out of budget' });
     }
@@ -86,12 +101,21 @@ describe('commandRuntime: answers', () => {
 
   it('plain text stdout is no opinion at a tool point and context at user_prompt_submit', async () => {
     expect(await answer(sh('plain.sh'))).toBeUndefined();
-    const prompt = makeInvocation({ point: 'user_prompt_submit', eventName: 'UserPromptSubmit', toolName: null, toolInput: null, toolUseId: null, prompt: 'hi' });
+    const prompt = makeInvocation({
+      point: 'user_prompt_submit',
+      eventName: 'UserPromptSubmit',
+      toolName: null,
+      toolInput: null,
+      toolUseId: null,
+      prompt: 'hi',
+    });
     expect(await answer(sh('plain.sh'), prompt)).toEqual({ additionalContext: 'remember: the build uses pnpm' });
   });
 
   it('runs the exec form without a shell', async () => {
-    const result = (await answer({ command: 'python3', args: [fixture('args.py'), 'two words', '$HOME'] })) as { additionalContext: string };
+    const result = (await answer({ command: 'python3', args: [fixture('args.py'), 'two words', '$HOME'] })) as {
+      additionalContext: string;
+    };
     expect(JSON.parse(result.additionalContext)).toEqual(['two words', '$HOME']);
   });
 
@@ -234,6 +258,9 @@ describe('runtimeFor', () => {
     expect(runtimeFor(makeHook({ run: () => undefined, isolation: 'main' }))).toBe(inProcessRuntime);
     // The lazily loaded front really is the command runtime.
     const hook = makeHook({ command: 'echo "blocked" >&2; exit 2' });
-    await expect(command.execute(hook, makeInvocation(), makeContext(hook).ctx)).resolves.toMatchObject({ decision: 'deny', message: 'blocked' });
+    await expect(command.execute(hook, makeInvocation(), makeContext(hook).ctx)).resolves.toMatchObject({
+      decision: 'deny',
+      message: 'blocked',
+    });
   });
 });

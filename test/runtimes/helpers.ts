@@ -32,7 +32,10 @@ export function makeHook(definition: Omit<HookDefinition, 'id' | 'point'> & Part
 }
 
 /** A runtime context with its own AbortController. */
-export function makeContext(hook: ResolvedHook, overrides: Partial<RuntimeContext> = {}): { ctx: RuntimeContext; controller: AbortController } {
+export function makeContext(
+  hook: ResolvedHook,
+  overrides: Partial<RuntimeContext> = {},
+): { ctx: RuntimeContext; controller: AbortController } {
   const controller = new AbortController();
   const ctx: RuntimeContext = {
     signal: controller.signal,

@@ -103,7 +103,10 @@ describe('httpRuntime', () => {
   });
 
   it('a non-2xx status is execution_failed with a body excerpt', async () => {
-    expect(await failure(`${base}/error`)).toMatchObject({ reason: 'execution_failed', detail: 'HTTP 500 Internal Server Error: internal oops' });
+    expect(await failure(`${base}/error`)).toMatchObject({
+      reason: 'execution_failed',
+      detail: 'HTTP 500 Internal Server Error: internal oops',
+    });
     expect(await failure(`${base}/missing`)).toMatchObject({ reason: 'execution_failed', detail: 'HTTP 404 Not Found' });
   });
 
@@ -111,7 +114,10 @@ describe('httpRuntime', () => {
     const text = await failure(`${base}/text`);
     expect(text.reason).toBe('invalid_result');
     expect(text.detail).toMatch(/^response body is not valid JSON: .*; starts with: hello there$/);
-    expect(await failure(`${base}/array`)).toMatchObject({ reason: 'invalid_result', detail: 'response body JSON: expected a JSON object, got an array' });
+    expect(await failure(`${base}/array`)).toMatchObject({
+      reason: 'invalid_result',
+      detail: 'response body JSON: expected a JSON object, got an array',
+    });
   });
 
   it('a body over 1 MiB is invalid_result', async () => {

@@ -25,13 +25,23 @@ async function failure(definition: Parameters<typeof makeHook>[0]): Promise<Hook
 describe('workerRuntime: worker hooks (a module export)', () => {
   it('runs the default export in a worker thread and returns its answer', async () => {
     const result = await run({ worker: { module } }, makeInvocation({ toolInput: { command: 'rm -rf /' } })).promise;
-    expect(parseHookResult(result)).toMatchObject({ ok: true, result: { decision: 'deny', reasonCode: 'safety_violation', message: 'no: rm -rf /' } });
+    expect(parseHookResult(result)).toMatchObject({
+      ok: true,
+      result: { decision: 'deny', reasonCode: 'safety_violation', message: 'no: rm -rf /' },
+    });
     expect(await run({ worker: { module } }).promise).toBeUndefined();
   });
 
   it('passes the invocation and the context (hookId, replay, timeoutMs, invocationId, a signal)', async () => {
     const result = (await run({ worker: { module, export: 'echoContext' }, timeoutMs: 4000 }).promise) as { message: string };
-    expect(JSON.parse(result.message)).toEqual({ hookId: 'h1', replay: false, timeoutMs: 4000, invocationId: 42, signal: true, point: 'pre_tool_use' });
+    expect(JSON.parse(result.message)).toEqual({
+      hookId: 'h1',
+      replay: false,
+      timeoutMs: 4000,
+      invocationId: 42,
+      signal: true,
+      point: 'pre_tool_use',
+    });
   });
 
   it('loads a TypeScript module through tsx', async () => {
@@ -46,14 +56,19 @@ describe('workerRuntime: worker hooks (a module export)', () => {
   });
 
   it('a module that does not exist, or an export that is not a function, is execution_failed naming it', async () => {
-    expect((await failure({ worker: { module: join(fixtures, 'missing.mjs') } })).detail).toMatch(/could not load worker module .*missing\.mjs/);
+    expect((await failure({ worker: { module: join(fixtures, 'missing.mjs') } })).detail).toMatch(
+      /could not load worker module .*missing\.mjs/,
+    );
     const notFn = await failure({ worker: { module, export: 'notAFunction' } });
     expect(notFn).toMatchObject({ reason: 'execution_failed' });
     expect(notFn.detail).toContain('has no function export "notAFunction" (found number)');
   });
 
   it('throws, process.exit and uncaught async errors are execution_failed; the next call still works', async () => {
-    expect(await failure({ worker: { module, export: 'throwsString' } })).toMatchObject({ reason: 'execution_failed', detail: 'threw: a plain string' });
+    expect(await failure({ worker: { module, export: 'throwsString' } })).toMatchObject({
+      reason: 'execution_failed',
+      detail: 'threw: a plain string',
+    });
     expect((await failure({ worker: { module, export: 'exits' } })).detail).toBe('worker thread exited with code 7 before answering');
     expect((await failure({ worker: { module, export: 'asyncCrash' } })).detail).toContain('boom from a timer');
     expect(await run({ worker: { module } }).promise).toBeUndefined();
@@ -63,7 +78,10 @@ describe('workerRuntime: worker hooks (a module export)', () => {
     const fn = await failure({ worker: { module, export: 'returnsFunction' } });
     expect(fn.reason).toBe('invalid_result');
     expect(fn.detail).toContain('cannot be sent from the worker thread');
-    expect(await failure({ worker: { module, export: 'huge' } })).toMatchObject({ reason: 'invalid_result', detail: expect.stringContaining('exceeds 1048576 bytes') });
+    expect(await failure({ worker: { module, export: 'huge' } })).toMatchObject({
+      reason: 'invalid_result',
+      detail: expect.stringContaining('exceeds 1048576 bytes'),
+    });
   });
 
   it('on abort, terminates a worker stuck in a synchronous loop and rejects at once', async () => {
@@ -105,7 +123,10 @@ describe('workerRuntime: in-process hooks with isolation "worker"', () => {
       ],
     });
     const hook = set.hooks[0]!;
-    expect(await workerRuntime.execute(hook, makeInvocation(), makeContext(hook).ctx)).toEqual({ decision: 'allow', message: 'method pre_tool_use' });
+    expect(await workerRuntime.execute(hook, makeInvocation(), makeContext(hook).ctx)).toEqual({
+      decision: 'allow',
+      message: 'method pre_tool_use',
+    });
   });
 
   it('a function closing over an outer variable fails with the ReferenceError, recorded not thrown', async () => {
@@ -121,8 +142,12 @@ describe('workerRuntime: in-process hooks with isolation "worker"', () => {
     const main = defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', run: fn, isolation: 'main' }] });
     expect(isolated.fingerprint).not.toBe(plain.fingerprint);
     expect(main.fingerprint).toBe(plain.fingerprint);
-    expect(() => defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', run: fn.bind(null), isolation: 'worker' }] })).toThrow(/native or bound/);
-    expect(() => defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', command: 'true', isolation: 'worker' }] })).toThrow(/only an in-process hook/);
+    expect(() => defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', run: fn.bind(null), isolation: 'worker' }] })).toThrow(
+      /native or bound/,
+    );
+    expect(() => defineHooks({ name: 's', hooks: [{ id: 'a', point: 'stop', command: 'true', isolation: 'worker' }] })).toThrow(
+      /only an in-process hook/,
+    );
   });
 });
 
@@ -138,7 +163,14 @@ describe('exceedsJsonLimit', () => {
     expect(exceedsJsonLimit(cyclic)).toBe(false);
     expect(exceedsJsonLimit('y'.repeat(2 * 1024 * 1024))).toBe(true);
     expect(exceedsJsonLimit({ nested: { deeper: 'y'.repeat(2 * 1024 * 1024) } })).toBe(true);
-    const hostile = new Proxy({}, { ownKeys: () => { throw new Error('no keys'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('no keys');
+        },
+      },
+    );
     expect(exceedsJsonLimit(hostile)).toBe(false);
     let deep: unknown = 1;
     for (let i = 0; i < 200_000; i++) deep = [deep];

@@ -84,7 +84,9 @@ function parseDeadline(value: string | undefined, io: CliIo): number {
   const n = Number(value);
   if (Number.isInteger(n) && n >= 0) return n;
   // A bad flag must not cost the decision: say so and keep the default.
-  io.stderr.write(`hookledger: --background-deadline-ms: "${value}" is not a whole number of ms; using ${DEFAULT_BACKGROUND_DEADLINE_MS}\n`);
+  io.stderr.write(
+    `hookledger: --background-deadline-ms: "${value}" is not a whole number of ms; using ${DEFAULT_BACKGROUND_DEADLINE_MS}\n`,
+  );
   return DEFAULT_BACKGROUND_DEADLINE_MS;
 }
 

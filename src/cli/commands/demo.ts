@@ -50,7 +50,20 @@ export const command: Command = {
       if (boolFlag(args, 'json')) {
         writeJson(io, { ledger: ledger.path, hookSet: reports[0]?.hookSet ?? null, reports, denials });
       } else {
-        writeReport(io, renderDemoSummary({ ledgerPath: ledger.path, sessionPath: demoSessionPath, hookSet: demoHookSet, reports, denials, dbFlag: explicit ?? DEFAULT_DEMO_DB }, painter(useColour(io))));
+        writeReport(
+          io,
+          renderDemoSummary(
+            {
+              ledgerPath: ledger.path,
+              sessionPath: demoSessionPath,
+              hookSet: demoHookSet,
+              reports,
+              denials,
+              dbFlag: explicit ?? DEFAULT_DEMO_DB,
+            },
+            painter(useColour(io)),
+          ),
+        );
       }
       return 0;
     } finally {

@@ -19,14 +19,23 @@ export const command: Command = {
   --until WHEN   before (exclusive), default now
   --hook ID      one hook
   --json         {"since", "until", "hooks": [...]}, durations in µs`,
-  options: { ...ledgerOptions, since: { type: 'string' }, until: { type: 'string' }, hook: { type: 'string' }, 'slow-ms': { type: 'string' } },
+  options: {
+    ...ledgerOptions,
+    since: { type: 'string' },
+    until: { type: 'string' },
+    hook: { type: 'string' },
+    'slow-ms': { type: 'string' },
+  },
   async run(args, io) {
     const now = Date.now();
     const untilFlag = stringFlag(args, 'until');
     const sinceFlag = stringFlag(args, 'since');
     const until = untilFlag === undefined ? now : parseTimeBound(untilFlag, '--until', now);
     const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : parseTimeBound(sinceFlag, '--since', now);
-    if (since >= until) throw new InputError(`--since: ${sinceFlag ?? '30 days before --until'} is not before --until ${untilFlag ?? 'now'}: the window is empty`);
+    if (since >= until)
+      throw new InputError(
+        `--since: ${sinceFlag ?? '30 days before --until'} is not before --until ${untilFlag ?? 'now'}: the window is empty`,
+      );
     const hookId = stringFlag(args, 'hook');
     const slowUs = wholeNumber(args, 'slow-ms', DEFAULT_THRESHOLDS.slowUs / 1000, 1) * 1000;
     const ledger = openLedgerFor(args, io);

@@ -30,9 +30,14 @@ export const command: Command = {
     const file = resolve(source);
     if (!existsSync(file)) throw new ConfigError(`${source}: settings file not found`);
     const onFailure = stringFlag(args, 'on-failure');
-    if (onFailure !== undefined && onFailure !== 'deny' && onFailure !== 'allow') throw new UsageError(`--on-failure: "${onFailure}" is not deny or allow`);
+    if (onFailure !== undefined && onFailure !== 'deny' && onFailure !== 'allow')
+      throw new UsageError(`--on-failure: "${onFailure}" is not deny or allow`);
     const { settings } = readSettings(file);
-    const result = importClaudeHooks(settings, { source, ...(stringFlag(args, 'name') ? { name: stringFlag(args, 'name')! } : {}), ...(onFailure ? { onFailure } : {}) });
+    const result = importClaudeHooks(settings, {
+      source,
+      ...(stringFlag(args, 'name') ? { name: stringFlag(args, 'name')! } : {}),
+      ...(onFailure ? { onFailure } : {}),
+    });
 
     const out = stringFlag(args, 'out');
     if (out !== undefined) {
@@ -40,7 +45,13 @@ export const command: Command = {
       writeFileSync(out, `${JSON.stringify(result.definition, null, 2)}\n`);
     }
     if (boolFlag(args, 'json')) {
-      writeJson(io, { hookSet: result.definition, out: out ?? null, imported: result.imported, unsupported: result.unsupported, warnings: result.warnings });
+      writeJson(io, {
+        hookSet: result.definition,
+        out: out ?? null,
+        imported: result.imported,
+        unsupported: result.unsupported,
+        warnings: result.warnings,
+      });
       return 0;
     }
     if (out === undefined) writeJson(io, result.definition);

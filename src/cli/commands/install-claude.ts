@@ -58,7 +58,8 @@ export const command: Command = {
   },
   async run(args, io) {
     const scopes = ['project', 'user', 'local'].filter((s) => boolFlag(args, s));
-    if (scopes.length + (stringFlag(args, 'settings') ? 1 : 0) > 1) throw new UsageError('install-claude: give one of --project, --user, --local, --settings');
+    if (scopes.length + (stringFlag(args, 'settings') ? 1 : 0) > 1)
+      throw new UsageError('install-claude: give one of --project, --user, --local, --settings');
     const cwd = process.cwd();
     const home = io.env.HOME ?? homedir();
     const scope = (scopes[0] ?? 'project') as 'project' | 'user' | 'local';
@@ -72,7 +73,10 @@ export const command: Command = {
     if (boolFlag(args, 'remove')) {
       result = uninstallHookledger(settings, file);
     } else {
-      const events = stringFlag(args, 'events')?.split(',').map((e) => e.trim()).filter((e) => e !== '');
+      const events = stringFlag(args, 'events')
+        ?.split(',')
+        .map((e) => e.trim())
+        .filter((e) => e !== '');
       if (events !== undefined && events.length === 0) throw new UsageError('--events: name at least one Claude Code event');
       if (events !== undefined) checkEvents(events);
       const httpUrl = stringFlag(args, 'http');
@@ -83,7 +87,10 @@ export const command: Command = {
         if (!/^https?:\/\/[^/]+/.test(httpUrl)) throw new UsageError(`--http: "${httpUrl}" is not an http(s) URL`);
         handler = { type: 'http', url: /\/(v1\/)?claude\/?$/.test(httpUrl) ? httpUrl : `${httpUrl.replace(/\/+$/, '')}/claude` };
         if (configPath !== undefined) hookSet = await loadHookSet(configPath);
-        else warnings.push('--http without --config: handler timeouts are Claude Code\'s defaults (SessionEnd hooks get 2 s); pass the hook set serve runs with --config to size them');
+        else
+          warnings.push(
+            "--http without --config: handler timeouts are Claude Code's defaults (SessionEnd hooks get 2 s); pass the hook set serve runs with --config to size them",
+          );
       } else {
         if (!configPath) throw new UsageError('install-claude: --config PATH is required (the hook set the Claude Code handler runs)');
         // Refuse to install a config that would make every event fail.
@@ -127,7 +134,17 @@ export const command: Command = {
     if (!print && result.changed) writeSettings(file, result.settings);
     for (const warning of warnings) io.stderr.write(`hookledger: warning: ${warning}\n`);
     if (boolFlag(args, 'json')) {
-      writeJson(io, { file, written: !print && result.changed, changed: result.changed, events: result.written, removed: result.removed, skipped: result.skipped, otherHandlers: result.others, warnings, ...(print ? { settings: result.settings } : {}) });
+      writeJson(io, {
+        file,
+        written: !print && result.changed,
+        changed: result.changed,
+        events: result.written,
+        removed: result.removed,
+        skipped: result.skipped,
+        otherHandlers: result.others,
+        warnings,
+        ...(print ? { settings: result.settings } : {}),
+      });
       return 0;
     }
     if (print) {
@@ -138,9 +155,13 @@ export const command: Command = {
       ? `${file}: already up to date`
       : `${file}: ${result.written.length > 0 ? `hookledger handles ${result.written.join(', ')}` : ''}${result.removed.length > 0 ? `${result.written.length > 0 ? '; ' : ''}removed from ${result.removed.join(', ')}` : ''}`;
     writeReport(io, summary);
-    if (result.skipped.length > 0) writeReport(io, `not registered (Claude Code runs only command hooks there): ${result.skipped.join(', ')}`);
+    if (result.skipped.length > 0)
+      writeReport(io, `not registered (Claude Code runs only command hooks there): ${result.skipped.join(', ')}`);
     if (result.others > 0 && !boolFlag(args, 'remove')) {
-      writeReport(io, `${result.others} other hook handler(s) in this file still run beside hookledger; \`hookledger import-claude ${file}\` turns them into a hook set`);
+      writeReport(
+        io,
+        `${result.others} other hook handler(s) in this file still run beside hookledger; \`hookledger import-claude ${file}\` turns them into a hook set`,
+      );
     }
     return 0;
   },

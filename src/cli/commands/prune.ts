@@ -22,7 +22,8 @@ export const command: Command = {
     if (!beforeText) throw new UsageError('prune: --before AGE|DATE is required (e.g. --before 180d)');
     const before = parseCutoff(beforeText);
     const batchText = stringFlag(args, 'batch-size');
-    if (batchText !== undefined && !/^\d+$/.test(batchText)) throw new UsageError(`--batch-size must be a positive integer, got "${batchText}"`);
+    if (batchText !== undefined && !/^\d+$/.test(batchText))
+      throw new UsageError(`--batch-size must be a positive integer, got "${batchText}"`);
     const ledger = openLedgerFor(args, io);
     try {
       const report = await pruneLedger(ledger, {
@@ -43,12 +44,19 @@ function render(r: PruneReport): string {
   const verb = r.dryRun ? 'would delete' : 'deleted';
   const lines = [`${verb} ${r.invocations} invocations and ${r.outcomes} outcomes started before ${formatTime(r.before)}`];
   if (!r.dryRun) {
-    lines.push(`${r.batches} batches, longest lock ${r.longestBatchMs} ms; ${r.links} chain links replaced by ${r.checkpoints.length} checkpoints`);
+    lines.push(
+      `${r.batches} batches, longest lock ${r.longestBatchMs} ms; ${r.links} chain links replaced by ${r.checkpoints.length} checkpoints`,
+    );
   }
   if (r.inProgress > 0) lines.push(`kept ${r.inProgress} invocations still running or with a pending background hook`);
   if (r.held.length > 0) {
     lines.push(`kept ${r.held.reduce((n, h) => n + h.invocations, 0)} invocations of ${r.held.length} sessions under legal hold:`);
-    lines.push(table(['session', 'invocations'], r.held.map((h) => [h.sessionId, String(h.invocations)])));
+    lines.push(
+      table(
+        ['session', 'invocations'],
+        r.held.map((h) => [h.sessionId, String(h.invocations)]),
+      ),
+    );
   }
   lines.push(`took ${formatDuration(r.durationMs * 1000)}`);
   return lines.join('\n');

@@ -55,7 +55,8 @@ ${DECISION_USAGE}
     const [sub, ...rest] = args.positionals;
     if (sub === 'list') return list(args, io, rest);
     if (sub === 'show') return show(args, io, rest);
-    if (sub !== undefined) throw new UsageError(`replay: unknown subcommand "${sub}" (use replay --config PATH, replay list or replay show RUN_ID)`);
+    if (sub !== undefined)
+      throw new UsageError(`replay: unknown subcommand "${sub}" (use replay --config PATH, replay list or replay show RUN_ID)`);
     return runReplay(args, io);
   },
 };
@@ -91,7 +92,10 @@ async function runReplay(args: CommandArgs, io: CliIo): Promise<number> {
       onProgress: progress.update,
     });
     progress.clear();
-    if (outcome.status === 'incomplete') io.stderr.write(`hookledger: replay interrupted; run ${outcome.runId} keeps the ${outcome.totals.replayed} results so far (incomplete)\n`);
+    if (outcome.status === 'incomplete')
+      io.stderr.write(
+        `hookledger: replay interrupted; run ${outcome.runId} keeps the ${outcome.totals.replayed} results so far (incomplete)\n`,
+      );
     print(ledger, outcome.runId, args, io);
     if (outcome.status === 'incomplete') return INTERRUPTED;
     return boolFlag(args, 'fail-on-change') && outcome.changed > 0 ? 1 : 0;
@@ -117,7 +121,8 @@ function list(args: CommandArgs, io: CliIo, rest: string[]): number {
 
 function show(args: CommandArgs, io: CliIo, rest: string[]): number {
   const ref = rest[0];
-  if (ref === undefined || !/^\d+$/.test(ref)) throw new UsageError('replay show: give a replay run id (hookledger replay list shows them)');
+  if (ref === undefined || !/^\d+$/.test(ref))
+    throw new UsageError('replay show: give a replay run id (hookledger replay list shows them)');
   if (rest.length > 1) throw new UsageError(`replay show: unexpected argument "${rest[1]}"`);
   const ledger = openLedgerFor(args, io);
   try {

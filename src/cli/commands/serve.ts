@@ -55,23 +55,36 @@ export const command: Command = {
         ledger,
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
-      const server = createHookServer({ runner, ledger, token: token.token, onError: policy, maxBodyBytes, log: (line) => io.stderr.write(`${line}\n`) });
+      const server = createHookServer({
+        runner,
+        ledger,
+        token: token.token,
+        onError: policy,
+        maxBodyBytes,
+        log: (line) => io.stderr.write(`${line}\n`),
+      });
       const address = await server.listen(port, host).catch((error: unknown) => {
         throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);
       });
 
-      const where = token.file ? `token in ${token.file}${token.created ? ' (new)' : ''}` : `token from ${token.source === 'flag' ? '--token' : 'HOOKLEDGER_TOKEN'}`;
+      const where = token.file
+        ? `token in ${token.file}${token.created ? ' (new)' : ''}`
+        : `token from ${token.source === 'flag' ? '--token' : 'HOOKLEDGER_TOKEN'}`;
       io.stderr.write(`hookledger: serving ${hookSet.name}@${hookSet.version} on ${address.url} (ledger ${ledger.path}; ${where})\n`);
       if (!isLoopback(address.host)) io.stderr.write(`hookledger: warning: listening on ${address.host}, reachable from the network\n`);
       if (boolFlag(args, 'json')) {
-        io.stdout.write(`${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.path, hookSet: { name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint } })}\n`);
+        io.stdout.write(
+          `${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.path, hookSet: { name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint } })}\n`,
+        );
       }
 
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
       });
-      io.stderr.write(`hookledger: ${signal}: draining (${server.inFlight} requests, ${runner.backgroundPending} background hooks; up to ${drainMs} ms)\n`);
+      io.stderr.write(
+        `hookledger: ${signal}: draining (${server.inFlight} requests, ${runner.backgroundPending} background hooks; up to ${drainMs} ms)\n`,
+      );
       await server.close({ drainMs });
       // A request still in flight after the drain would leave its command hooks orphaned.
       killRunningHookProcesses();

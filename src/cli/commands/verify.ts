@@ -44,7 +44,9 @@ function render(report: VerifyReport, anchorFile: string | undefined, anchorWrit
   const lines: string[] = [];
   const { records } = report;
   lines.push(
-    report.ok ? paint('green', paint('bold', 'ledger intact')) : paint('red', paint('bold', `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`)),
+    report.ok
+      ? paint('green', paint('bold', 'ledger intact'))
+      : paint('red', paint('bold', `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`)),
     `${report.path}`,
     `links ${report.links}: invocations ${records.invocations}, background outcomes ${records.backgroundOutcomes}, prunes ${records.checkpoints}`,
     `pruned links ${report.prunedLinks}; uncommitted invocations ${report.uncommitted}`,
@@ -54,7 +56,13 @@ function render(report: VerifyReport, anchorFile: string | undefined, anchorWrit
   if (anchorFile && anchorWritten) lines.push(`anchor written to ${anchorFile}`);
   lines.push(`checked in ${formatDuration(report.durationMs * 1000)}`);
   if (report.problems.length > 0) {
-    lines.push('', table(['kind', 'table', 'id', 'link', 'detail'], report.problems.map((p) => [p.kind, p.table, String(p.id), p.seq === null ? '-' : String(p.seq), p.detail])));
+    lines.push(
+      '',
+      table(
+        ['kind', 'table', 'id', 'link', 'detail'],
+        report.problems.map((p) => [p.kind, p.table, String(p.id), p.seq === null ? '-' : String(p.seq), p.detail]),
+      ),
+    );
     if (report.problemCount > report.problems.length) lines.push(`… ${report.problemCount - report.problems.length} more`);
   }
   return lines.join('\n');

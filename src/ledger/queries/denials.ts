@@ -134,7 +134,12 @@ export interface DenialGroups {
 }
 
 /** Counts denials per hook, tool, reason code, session or day. */
-export function groupDenials(ledger: Ledger, filter: InvocationFilter, groupBy: DenialGroupBy, options: { limit?: number } = {}): DenialGroups {
+export function groupDenials(
+  ledger: Ledger,
+  filter: InvocationFilter,
+  groupBy: DenialGroupBy,
+  options: { limit?: number } = {},
+): DenialGroups {
   if (!(DENIAL_GROUPS as readonly string[]).includes(groupBy)) {
     throw new InputError(`group-by: "${groupBy}" is not a grouping (expected one of ${DENIAL_GROUPS.join(', ')})`);
   }

@@ -2,7 +2,14 @@ import { NotFoundError } from '../../domain/errors.js';
 import type { Outcome } from '../../domain/outcomes.js';
 import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
-import { invocationSummaryFromRow, OUTCOME_ORDER, outcomeFromRow, type InvocationRow, type InvocationSummary, type OutcomeRow } from '../rows.js';
+import {
+  invocationSummaryFromRow,
+  OUTCOME_ORDER,
+  outcomeFromRow,
+  type InvocationRow,
+  type InvocationSummary,
+  type OutcomeRow,
+} from '../rows.js';
 import { prepared } from '../statements.js';
 
 /** Everything DESIGN section 6 lists for explain, read from the ledger alone. */

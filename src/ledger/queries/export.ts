@@ -246,7 +246,10 @@ export async function writeExport(
   const onError = (error: Error) => (failed = error);
   out.on('error', onError);
   try {
-    const lines = format === 'csv' ? map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`) : map(exportRows(ledger, filter), jsonLine);
+    const lines =
+      format === 'csv'
+        ? map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`)
+        : map(exportRows(ledger, filter), jsonLine);
     for (const line of lines) {
       chunk += line;
       count += 1;

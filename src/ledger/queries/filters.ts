@@ -64,13 +64,21 @@ function parseTime(trimmed: string, flag: string, now: number): number {
   if (!iso) {
     throw new InputError(`${flag}: "${trimmed}" is not a date (use an ISO date like 2026-11-01, or a relative age like 7d, 12h, 30m)`);
   }
-  const [year, month, day, hour = 0, minute = 0, second = 0] = iso.slice(1, 7).map((v) => (v === undefined ? undefined : Number(v))) as number[];
+  const [year, month, day, hour = 0, minute = 0, second = 0] = iso
+    .slice(1, 7)
+    .map((v) => (v === undefined ? undefined : Number(v))) as number[];
   const millis = iso[7] === undefined ? 0 : Number(iso[7].padEnd(3, '0'));
   const date = new Date(0);
   date.setUTCFullYear(year!, month! - 1, day!);
   date.setUTCHours(hour, minute, second, millis);
   // Date rolls 2026-02-30 over to March 2 and 24:00 to the next day: compare the fields back.
-  if (date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== day! || date.getUTCHours() !== hour || date.getUTCMinutes() !== minute || date.getUTCSeconds() !== second) {
+  if (
+    date.getUTCMonth() !== month! - 1 ||
+    date.getUTCDate() !== day! ||
+    date.getUTCHours() !== hour ||
+    date.getUTCMinutes() !== minute ||
+    date.getUTCSeconds() !== second
+  ) {
     throw new InputError(`${flag}: "${trimmed}" is not a date: no such day or time`);
   }
   const zone = iso[8];

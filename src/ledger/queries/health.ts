@@ -92,7 +92,10 @@ export const EXACT_PERCENTILE_LIMIT = 200_000;
 export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthReport {
   const until = options.until ?? Date.now();
   const since = options.since ?? until - DEFAULT_HEALTH_WINDOW_MS;
-  if (since >= until) throw new InputError(`since: the window is empty (since ${new Date(since).toISOString()} is not before until ${new Date(until).toISOString()})`);
+  if (since >= until)
+    throw new InputError(
+      `since: the window is empty (since ${new Date(since).toISOString()} is not before until ${new Date(until).toISOString()})`,
+    );
   if (!hasRollups(ledger)) return exactHealth(ledger, since, until, options.hookId);
   const { totals } = rollupTotals(ledger, since, until, options.hookId, options.now ?? Date.now());
   let windowRuns = 0;

@@ -1,5 +1,12 @@
 import { NotFoundError } from '../../domain/errors.js';
-import { emptyTotals, type ChangeKind, type ReplayResult, type ReplayResultDetail, type ReplayRunStatus, type ReplayTotals } from '../../domain/replay.js';
+import {
+  emptyTotals,
+  type ChangeKind,
+  type ReplayResult,
+  type ReplayResultDetail,
+  type ReplayRunStatus,
+  type ReplayTotals,
+} from '../../domain/replay.js';
 import type { Decision } from '../../domain/results.js';
 import type { Ledger } from '../open.js';
 import type { ReplayRunOptions } from '../replay-store.js';

@@ -85,7 +85,10 @@ export class ReplaySource {
       this.lastId = floor === undefined ? 0 : floor - 1;
     }
     const bounded = `${where} AND i.id > ? AND i.id <= ?`;
-    this.total = s.prepare(`SELECT count(*) FROM invocations i ${bounded}`).pluck().get(...this.params, this.lastId, this.maxId) as number;
+    this.total = s
+      .prepare(`SELECT count(*) FROM invocations i ${bounded}`)
+      .pluck()
+      .get(...this.params, this.lastId, this.maxId) as number;
     this.batch = s.prepare(
       `SELECT i.id, i.point, i.session_id, i.tool_name, i.input_json, i.invocation_json, i.raw_json, i.decision,
          i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json, i.redactions_json

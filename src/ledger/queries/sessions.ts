@@ -57,7 +57,12 @@ function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
 }
 
 /** Totals for one session, or null when the filter selects none of its invocations. */
-export function sessionSummary(ledger: Ledger, sessionId: string, filter: InvocationFilter = {}, memo?: Map<string, IdRange>): SessionSummary | null {
+export function sessionSummary(
+  ledger: Ledger,
+  sessionId: string,
+  filter: InvocationFilter = {},
+  memo?: Map<string, IdRange>,
+): SessionSummary | null {
   const { where, params } = orderedFilterSql(ledger, { ...filter, sessionId }, [], [], memo);
   const row = prepared<unknown[], SummarySqlRow>(
     ledger,
@@ -119,9 +124,26 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
 const WALK_BATCH = 2000;
 
 /** Whether the session has a matching invocation in [id, top] (the ids earlier pages walked); no `top`: at or above id. */
-function activeSince(ledger: Ledger, filter: InvocationFilter, sessionId: string, id: number, top: number | null, memo: Map<string, IdRange>): boolean {
-  const { where, params } = orderedFilterSql(ledger, { ...filter, sessionId }, top === null ? ['i.id >= ?'] : ['i.id >= ?', 'i.id <= ?'], top === null ? [id] : [id, top], memo);
-  return prepared<unknown[], number>(ledger, `SELECT 1 FROM invocations i ${where} LIMIT 1`).pluck().get(...params) !== undefined;
+function activeSince(
+  ledger: Ledger,
+  filter: InvocationFilter,
+  sessionId: string,
+  id: number,
+  top: number | null,
+  memo: Map<string, IdRange>,
+): boolean {
+  const { where, params } = orderedFilterSql(
+    ledger,
+    { ...filter, sessionId },
+    top === null ? ['i.id >= ?'] : ['i.id >= ?', 'i.id <= ?'],
+    top === null ? [id] : [id, top],
+    memo,
+  );
+  return (
+    prepared<unknown[], number>(ledger, `SELECT 1 FROM invocations i ${where} LIMIT 1`)
+      .pluck()
+      .get(...params) !== undefined
+  );
 }
 
 /** One event of a session timeline: what the agent did, what was decided, and by whom. */
@@ -190,7 +212,13 @@ export function sessionTimeline(ledger: Ledger, sessionId: string, page: PageReq
   const memo = new Map<string, IdRange>();
   const session = sessionSummary(ledger, sessionId, filter, memo);
   if (!session) throw new NotFoundError(`no invocations for session "${sessionId}" in ${ledger.path}`);
-  const { where, params } = orderedFilterSql(ledger, { ...filter, sessionId }, after === null ? [] : ['i.id > ?'], after === null ? [] : [after], memo);
+  const { where, params } = orderedFilterSql(
+    ledger,
+    { ...filter, sessionId },
+    after === null ? [] : ['i.id > ?'],
+    after === null ? [] : [after],
+    memo,
+  );
   const rows = prepared<unknown[], TimelineSqlRow>(
     ledger,
     `SELECT i.id, i.started_at, i.point, i.event_name, i.turn, i.tool_name, i.tool_use_id, i.status, i.decision,
@@ -203,29 +231,27 @@ export function sessionTimeline(ledger: Ledger, sessionId: string, page: PageReq
      FROM invocations i ${where} ORDER BY i.id LIMIT ? OFFSET ?`,
   ).all(...params, limit + 1, offset);
   const more = rows.length > limit;
-  const events = (more ? rows.slice(0, limit) : rows).map(
-    (r): TimelineEvent => ({
-      invocationId: r.id,
-      startedAt: r.started_at,
-      point: r.point as Point,
-      eventName: r.event_name,
-      turn: r.turn,
-      toolName: r.tool_name,
-      toolUseId: r.tool_use_id,
-      status: r.status as InvocationStatus,
-      decision: r.decision as Decision | null,
-      decisiveHookId: r.decisive_hook_id,
-      reasonCode: r.reason_code as ReasonCode | null,
-      message: r.message,
-      durationUs: r.duration_us,
-      modified: r.modified_input_json !== null,
-      modifiedBy: r.modified_by === null ? [] : (JSON.parse(r.modified_by) as string[]),
-      input: fromJsonText(r.input_json),
-      modifiedInput: fromJsonText(r.modified_input_json),
-      hooks: r.hooks,
-      failures: r.failures,
-      timeouts: r.timeouts,
-    }),
-  );
+  const events = (more ? rows.slice(0, limit) : rows).map((r): TimelineEvent => ({
+    invocationId: r.id,
+    startedAt: r.started_at,
+    point: r.point as Point,
+    eventName: r.event_name,
+    turn: r.turn,
+    toolName: r.tool_name,
+    toolUseId: r.tool_use_id,
+    status: r.status as InvocationStatus,
+    decision: r.decision as Decision | null,
+    decisiveHookId: r.decisive_hook_id,
+    reasonCode: r.reason_code as ReasonCode | null,
+    message: r.message,
+    durationUs: r.duration_us,
+    modified: r.modified_input_json !== null,
+    modifiedBy: r.modified_by === null ? [] : (JSON.parse(r.modified_by) as string[]),
+    input: fromJsonText(r.input_json),
+    modifiedInput: fromJsonText(r.modified_input_json),
+    hooks: r.hooks,
+    failures: r.failures,
+    timeouts: r.timeouts,
+  }));
   return { session, events, nextCursor: more ? encodeCursor('timeline', events[events.length - 1]!.invocationId) : null };
 }

@@ -11,8 +11,8 @@ import tseslint from 'typescript-eslint';
 const LAYERS = {
   domain: [],
   runtimes: ['domain'],
-  // The runner records through the ledger's writer until the storage seam inverts it (runner/ports).
-  runner: ['domain', 'runtimes', 'ledger'],
+  // The runner declares what it records into (runner/recorder.ts); every ledger engine implements it.
+  runner: ['domain', 'runtimes'],
   ledger: ['domain', 'runtimes', 'runner'],
   reports: ['domain', 'runtimes', 'runner', 'ledger'],
   replay: ['domain', 'runtimes', 'runner', 'ledger'],

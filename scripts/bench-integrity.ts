@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { defineHooks, type HookSet } from '../dist/domain/hooks.js';
 import type { Invocation } from '../dist/domain/invocation.js';
 import { allow } from '../dist/domain/results.js';
-import { openLedger, type Ledger } from '../dist/ledger/open.js';
+import { SqliteLedger } from '../dist/ledger/sqlite-ledger.js';
 import { pruneLedger } from '../dist/ledger/prune.js';
 import { verifyLedger } from '../dist/ledger/verify.js';
 import { createRunner, parseInvocation } from '../dist/runner/runner.js';
@@ -74,12 +74,12 @@ function invocation(i: number): Invocation {
 
 type Step = (i: number) => Promise<void>;
 
-function open(name: string): Ledger {
-  return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
+function open(name: string): SqliteLedger {
+  return SqliteLedger.open({ path: join(dir, `${name}.db`), synchronous: SYNC });
 }
 
 /** The same rows, by hand: an insert before the hooks, one transaction after. */
-function baseline(ledger: Ledger): Step {
+function baseline(ledger: SqliteLedger): Step {
   const s = ledger.sqlite;
   s.prepare(
     `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`,
@@ -121,13 +121,13 @@ function baseline(ledger: Ledger): Step {
 }
 
 /** The public runner, with chaining and the built-in redaction rules on or off as asked. */
-function runnerPath(ledger: Ledger, chain: boolean, redactDefaults: boolean): Step {
+function runnerPath(ledger: SqliteLedger, chain: boolean, redactDefaults: boolean): Step {
   const runner = createRunner({ hookSet: hookSet(redactDefaults), ledger, writer: { chain } });
   return async (i) => void (await runner.run(invocation(i)));
 }
 
-const configs: { name: string; ledger: Ledger; step: Step; samples: number[] }[] = [];
-function add(name: string, make: (l: Ledger) => Step) {
+const configs: { name: string; ledger: SqliteLedger; step: Step; samples: number[] }[] = [];
+function add(name: string, make: (l: SqliteLedger) => Step) {
   const ledger = open(name);
   configs.push({ name, ledger, step: make(ledger), samples: [] });
 }

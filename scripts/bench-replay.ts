@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { defineHooks, type HookDefinition } from '../src/domain/hooks.js';
 import type { InvocationInput } from '../src/domain/invocation.js';
 import { ask, deny } from '../src/domain/results.js';
-import { openLedger, type Ledger } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { ReplaySource } from '../src/ledger/queries/replay-source.js';
 import { replay } from '../src/replay/replay.js';
 import { rebuildInvocation } from '../src/replay/rerun.js';
@@ -131,7 +131,7 @@ function invocation(i: number): InvocationInput {
   }
 }
 
-async function generate(ledger: Ledger, n: number): Promise<number> {
+async function generate(ledger: SqliteLedger, n: number): Promise<number> {
   const t0 = performance.now();
   const runner = createRunner({ hookSet: defineHooks({ name: 'bench', version: '1', hooks: hooks(false) }), ledger });
   // The recording is setup, not what is measured: group the runner's per-invocation commits
@@ -176,7 +176,7 @@ function sampler() {
   };
 }
 
-async function measureReplay(ledger: Ledger, label: string, tight: boolean, concurrency: number, limit?: number): Promise<Measure> {
+async function measureReplay(ledger: SqliteLedger, label: string, tight: boolean, concurrency: number, limit?: number): Promise<Measure> {
   const hookSet = defineHooks({ name: 'bench', version: tight ? '2' : '1', hooks: hooks(tight) });
   const rates: number[] = [];
   const perThousand: number[] = [];
@@ -220,7 +220,7 @@ async function measureReplay(ledger: Ledger, label: string, tight: boolean, conc
   return { label, n, rates, perThousand, peakHeapMb: memory.heapMb, peakRssMb: memory.rssMb, retainedMb: retained, changed };
 }
 
-async function measureStreaming(ledger: Ledger): Promise<Measure> {
+async function measureStreaming(ledger: SqliteLedger): Promise<Measure> {
   const rates: number[] = [];
   const perThousand: number[] = [];
   const memory = sampler();
@@ -266,7 +266,7 @@ async function main(): Promise<void> {
   // --db PATH keeps the recorded ledger there and reuses it on the next run (same --n).
   const keep = flag('db', '');
   const dir = keep ? null : mkdtempSync(join(tmpdir(), 'hookledger-bench-replay-'));
-  const ledger = openLedger({ path: keep || join(dir!, 'ledger.db') });
+  const ledger = SqliteLedger.open({ path: keep || join(dir!, 'ledger.db') });
   try {
     const existing = ledger.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
     if (existing === 0) {

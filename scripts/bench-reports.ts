@@ -17,7 +17,7 @@ import { statSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openLedger, type Ledger } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { groupDenials, listDenials, DENIAL_GROUPS } from '../src/ledger/queries/denials.js';
 import { explain } from '../src/ledger/queries/explain.js';
 import { exportRecords, writeExport, type ExportFormat } from '../src/ledger/queries/export.js';
@@ -58,7 +58,7 @@ function time<T>(runs: number, arg: (i: number) => T, fn: (a: T) => unknown): { 
 }
 
 /** The export as it was before stored JSON was spliced into the line: parse, then `JSON.stringify` the record. */
-async function writeExportRecords(ledger: Ledger, filter: InvocationFilter, out: Writable): Promise<number> {
+async function writeExportRecords(ledger: SqliteLedger, filter: InvocationFilter, out: Writable): Promise<number> {
   let count = 0;
   let chunk = '';
   for (const record of exportRecords(ledger, filter)) {
@@ -74,7 +74,7 @@ async function writeExportRecords(ledger: Ledger, filter: InvocationFilter, out:
 }
 
 async function exportChild(db: string, format: ExportFormat | 'jsonl-records'): Promise<void> {
-  const ledger = openLedger({ path: db });
+  const ledger = SqliteLedger.open({ path: db });
   let bytes = 0;
   let peak = process.memoryUsage().rss;
   const startRss = peak;
@@ -114,7 +114,7 @@ async function main(): Promise<void> {
   if (values['export-child']) return exportChild(values['export-child'], values.format as ExportFormat | 'jsonl-records');
   const db = values.db!;
   const runs = Number(values.runs);
-  const ledger: Ledger = openLedger({ path: db });
+  const ledger: SqliteLedger = SqliteLedger.open({ path: db });
   const s = ledger.sqlite;
   const invocations = s.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
   const outcomeCount = s.prepare('SELECT count(*) FROM outcomes').pluck().get() as number;

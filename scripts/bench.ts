@@ -14,7 +14,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The built package, as users run it: tsx's transform of src/ wraps every closure it creates in
 // a naming helper, which costs microseconds per hook on this path and is not what ships.
-import { allow, createRunner, defineHooks, openLedger, type Ledger } from '../dist/index.js';
+import { allow, createRunner, defineHooks, SqliteLedger } from '../dist/index.js';
 import { flag, printTable, stats } from './bench-support.js';
 
 const N = Number(flag('n', '3000'));
@@ -41,8 +41,8 @@ const invocation = (i: number) => ({
   toolInput: { command: `echo ${i}` },
 });
 
-function open(name: string): Ledger {
-  return openLedger({ path: join(dir, `${name}.db`), synchronous: SYNC });
+function open(name: string): SqliteLedger {
+  return SqliteLedger.open({ path: join(dir, `${name}.db`), synchronous: SYNC });
 }
 
 /**
@@ -50,7 +50,7 @@ function open(name: string): Ledger {
  * With `chain`, also the tamper-evidence row the runner appends (head read, sha-256 over the
  * row values, insert), since that is one of the rows written per invocation.
  */
-function baseline(ledger: Ledger, chain: boolean) {
+function baseline(ledger: SqliteLedger, chain: boolean) {
   const s = ledger.sqlite;
   s.prepare(
     `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ('b', 'b', '1', 'deny_wins', '{}', 0)`,
@@ -160,9 +160,9 @@ async function main(): Promise<void> {
       ];
     }),
   );
-  runnerLedger.close();
-  baselineLedger.close();
-  chainLedger.close();
+  await runnerLedger.close();
+  await baselineLedger.close();
+  await chainLedger.close();
   rmSync(dir, { recursive: true, force: true });
 }
 

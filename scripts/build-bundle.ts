@@ -63,7 +63,7 @@ const script = new vm.Script('(function (exports, require, module, __filename, _
   filename: file,
   cachedData,
 });
-// vm code may not import() on Node 20; lend ours (src/config/import-module.ts uses it).
+// vm code may not import() on Node 20; lend ours (src/runtimes/import-module.ts uses it).
 globalThis.__hookledgerImport = (specifier) => import(specifier);
 if (cachedData === undefined || script.cachedDataRejected) {
   // After the work (functions compiled lazily during the run are included); written atomically,

@@ -12,7 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLedger, type SyncMode } from '../src/ledger/open.js';
+import { type SyncMode } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../src/runner/runner.js';
 import { checkLedger, exited, onLines, option, printTable, spawnTs, workloadHookSet, workloadInvocation } from './reliability-support.js';
 
@@ -31,7 +32,7 @@ interface WriterSummary {
 async function child(): Promise<void> {
   const writer = Number(option('writer', '0'));
   const count = Number(option('count', '2000'));
-  const ledger = openLedger({ path: option('db', ''), synchronous: option('sync', 'normal') as SyncMode });
+  const ledger = SqliteLedger.open({ path: option('db', ''), synchronous: option('sync', 'normal') as SyncMode });
   const runner = createRunner({ hookSet: workloadHookSet(), ledger });
   process.stdout.write('ready\n');
   await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
@@ -102,7 +103,7 @@ async function round(writers: number, count: number, sync: SyncMode): Promise<Ro
     for (const { proc } of children) proc.stdin!.end('go\n');
     await Promise.all(children.map((c) => c.done));
     const seconds = (performance.now() - t0) / 1000;
-    const ledger = openLedger({ path });
+    const ledger = SqliteLedger.open({ path });
     try {
       const check = checkLedger(ledger);
       const backgroundPending = ledger.sqlite

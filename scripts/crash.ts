@@ -12,7 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLedger, type SyncMode } from '../src/ledger/open.js';
+import { type SyncMode } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../src/runner/runner.js';
 import {
   checkLedger,
@@ -31,7 +32,7 @@ const script = import.meta.filename;
 
 /** Runs invocations until killed, printing `ready <recovered>` once open, then each committed id. */
 async function child(): Promise<void> {
-  const ledger = openLedger({ path: option('db', ''), synchronous: option('sync', 'normal') as SyncMode });
+  const ledger = SqliteLedger.open({ path: option('db', ''), synchronous: option('sync', 'normal') as SyncMode });
   const runner = createRunner({ hookSet: workloadHookSet(), ledger });
   // stdout is a pipe: on Linux writes to it are synchronous, so a printed id has left the process.
   process.stdout.write(`ready ${ledger.recovered.invocations}\n`);
@@ -95,7 +96,7 @@ async function runMode(mode: SyncMode, kills: number, maxDelayMs: number, rand: 
     }
     const seconds = (Date.now() - started) / 1000;
     // The next open recovers the last child's in-flight invocation.
-    const ledger = openLedger({ path });
+    const ledger = SqliteLedger.open({ path });
     try {
       recovered += ledger.recovered.invocations;
       const check = checkLedger(ledger);

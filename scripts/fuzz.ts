@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { decideClaudeCommand } from '../src/adapters/claude.js';
 import { isBlockingEvent, type ClaudeAnswer } from '../src/adapters/claude-output.js';
 import { claudeEventNameOf } from '../src/adapters/claude-input.js';
-import { openLedger } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import fuzzHooks from './fuzz-hooks.js';
 import { onLines, option, printTable, root, tsxLoader } from './reliability-support.js';
 import { seededRandom } from './bench-support.js';
@@ -281,7 +281,7 @@ function checkClaudeAnswer(
 
 async function fuzzStdinInProcess(db: string, count: number, gen: Generator): Promise<Tally> {
   const t = tally();
-  const ledger = openLedger({ path: db });
+  const ledger = SqliteLedger.open({ path: db });
   try {
     for (let i = 0; i < count; i++) {
       const input = gen.next(false);
@@ -291,7 +291,7 @@ async function fuzzStdinInProcess(db: string, count: number, gen: Generator): Pr
           // What readAll does with stdin bytes: decode as UTF-8 (invalid sequences become U+FFFD).
           input: Promise.resolve(input.body.toString('utf8')),
           loadHookSet: async () => fuzzHooks,
-          openLedger: () => ledger,
+          openLedger: async () => ledger,
           policy: 'deny',
         });
         await result.finish(0);
@@ -541,7 +541,7 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - t0) / 1000;
 
     const verify = await runProcess(['verify', '--db', db], Buffer.alloc(0));
-    const ledger = openLedger({ path: db, readonly: true });
+    const ledger = SqliteLedger.open({ path: db, readonly: true });
     const integrity = String(ledger.sqlite.pragma('integrity_check', { simple: true }));
     const recorded = ledger.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
     ledger.close();

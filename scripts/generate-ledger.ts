@@ -16,7 +16,7 @@ import { defineHooks, type HookSet, type ResolvedHook } from '../src/domain/hook
 import { normaliseInvocation, type Invocation } from '../src/domain/invocation.js';
 import type { Outcome } from '../src/domain/outcomes.js';
 import type { Decision, ReasonCode } from '../src/domain/results.js';
-import { openLedger } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
 import { seededRandom } from './bench-support.js';
 
@@ -185,7 +185,7 @@ const FILES = ['src/index.ts', 'src/app.ts', 'README.md', 'package.json', 'test/
 export function generateLedger(options: GenerateOptions): { invocations: number; outcomes: number; seconds: number; bytes: number } {
   const log = options.log ?? (() => {});
   for (const suffix of ['', '-wal', '-shm']) if (existsSync(options.out + suffix)) rmSync(options.out + suffix);
-  const ledger = openLedger({ path: options.out });
+  const ledger = SqliteLedger.open({ path: options.out });
   // A bulk load: nothing else is reading, so trade crash safety for speed while generating.
   ledger.sqlite.pragma('synchronous = OFF');
   ledger.sqlite.pragma('cache_size = -262144');

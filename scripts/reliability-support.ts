@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { defineHooks, type HookSet } from '../src/domain/hooks.js';
 import type { InvocationInput } from '../src/domain/invocation.js';
-import type { Ledger } from '../src/ledger/open.js';
+import type { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 
 export const root = join(import.meta.dirname, '..');
 /** tsx's loader by absolute URL, so children run TypeScript from any working directory. */
@@ -102,7 +102,7 @@ export interface LedgerCheck {
   integrity: string;
 }
 
-export function checkLedger(ledger: Ledger): LedgerCheck {
+export function checkLedger(ledger: SqliteLedger): LedgerCheck {
   const s = ledger.sqlite;
   const count = (status: string) => s.prepare('SELECT count(*) FROM invocations WHERE status = ?').pluck().get(status) as number;
   const incomplete = s

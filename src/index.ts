@@ -2,19 +2,19 @@
  * hookledger — a durable, audited hook runner for AI agents.
  *
  * ```ts
- * import { defineHooks, deny, openLedger, createRunner, explain } from 'hookledger';
+ * import { defineHooks, deny, openLedger, createRunner } from 'hookledger';
  *
  * const hooks = defineHooks({ name: 'guardrails', version: '1', hooks: [
  *   { id: 'no-rm-rf', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail',
  *     run: (inv) => String((inv.toolInput as { command?: string })?.command).includes('rm -rf /')
  *       ? deny('refusing to delete /', 'safety_violation') : undefined },
  * ] });
- * const ledger = openLedger({ path: 'ledger.db' });
+ * const ledger = await openLedger({ path: 'ledger.db' }); // or { url: 'postgres://…' }
  * const runner = createRunner({ hookSet: hooks, ledger });
  * const report = await runner.run({ point: 'pre_tool_use', toolName: 'Bash', toolInput: { command: 'ls' } });
- * console.log(explain(ledger, report.invocationId));
+ * console.log(await ledger.explain(report.invocationId));
  * await runner.close();
- * ledger.close();
+ * await ledger.close();
  * ```
  * @packageDocumentation
  */
@@ -37,8 +37,20 @@ export type { Point } from './domain/points.js';
 export type { Invocation, InvocationInput } from './domain/invocation.js';
 export type { Outcome, Report, OutcomeStatus, FailureReason, SkipReason, Mode, Capability } from './domain/outcomes.js';
 export { HookledgerError, ConfigError, InputError, UsageError, LedgerError, NotFoundError, IntegrityError } from './domain/errors.js';
-export { openLedger } from './ledger/open.js';
-export type { Ledger, OpenLedgerOptions, SyncMode } from './ledger/open.js';
+// The ledger: one interface, whatever engine stores it (README: Architecture).
+export { openLedger, isPostgresUrl, printableUrl } from './ledger/ledger.js';
+export type {
+  Ledger,
+  LedgerEngine,
+  OpenOptions,
+  SqliteOpenOptions,
+  PostgresOpenOptions,
+  ReplaySourceReader,
+  ReplayRunWriter,
+} from './ledger/ledger.js';
+export type { InvocationRecorder, RecordingLedger, InvocationResult, MaybePromise } from './runner/recorder.js';
+export { SqliteLedger } from './ledger/sqlite-ledger.js';
+export type { OpenLedgerOptions, SyncMode } from './ledger/open.js';
 export { resolveLedgerPath } from './ledger/paths.js';
 export { createRunner, parseInvocation } from './runner/runner.js';
 export type { Runner, RunnerOptions } from './runner/runner.js';
@@ -68,6 +80,9 @@ export type { ImportResult, InstallResult, ClaudeSettings } from './adapters/cla
 export { handlerTimeouts } from './adapters/claude-timeouts.js';
 export type { HandlerTimeouts } from './adapters/claude-timeouts.js';
 
+// The SQLite engine's query functions, for SQLite-only tools: they take a SqliteLedger. Callers
+// that should work on any engine use the Ledger methods of the same names instead.
+
 // Reports (docs/reports.md).
 export { listDenials, groupDenials, DENIAL_GROUPS } from './ledger/queries/denials.js';
 export type { DenialRow, DenialPage, DenialGroup, DenialGroups, DenialGroupBy } from './ledger/queries/denials.js';
@@ -75,7 +90,7 @@ export { listSessions, sessionTimeline, sessionSummary } from './ledger/queries/
 export type { SessionSummary, SessionPage, SessionTimeline, TimelineEvent } from './ledger/queries/sessions.js';
 export { hookHealth, DEFAULT_HEALTH_WINDOW_MS } from './ledger/queries/health.js';
 export type { HookHealth, HealthReport, HealthOptions } from './ledger/queries/health.js';
-export { exportRecords, writeExport, CSV_COLUMNS, EXPORT_FORMATS } from './ledger/queries/export.js';
+export { exportRecords, writeExport, writeChunks, CSV_COLUMNS, EXPORT_FORMATS } from './ledger/queries/export.js';
 export type { ExportRecord, ExportFormat } from './ledger/queries/export.js';
 export { invocationFilterSchema, parseInvocationFilter, parseTimeBound } from './ledger/queries/filters.js';
 export type { InvocationFilter } from './ledger/queries/filters.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { defineHooks, type HookDefinition, type HookSetDefinition } from '../src/domain/hooks.js';
-import { openLedger, type Ledger } from '../src/ledger/open.js';
+import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { createRunner, type Runner } from '../src/runner/runner.js';
 
 const cleanups: (() => void)[] = [];
@@ -19,12 +19,12 @@ export function tempDir(prefix = 'hookledger-test-'): string {
 }
 
 /** A real ledger file in a fresh directory, closed after the test. */
-export function tempLedger(): { ledger: Ledger; path: string; dir: string } {
+export function tempLedger(): { ledger: SqliteLedger; path: string; dir: string } {
   const dir = tempDir();
   const path = join(dir, 'ledger.db');
-  const ledger = openLedger({ path });
+  const ledger = SqliteLedger.open({ path });
   cleanups.push(() => {
-    if (ledger.sqlite.open) ledger.close();
+    if (ledger.sqlite.open) void ledger.close();
   });
   return { ledger, path, dir };
 }
@@ -33,7 +33,7 @@ export function tempLedger(): { ledger: Ledger; path: string; dir: string } {
 export function setup(
   hooks: HookDefinition[],
   options: Partial<Omit<HookSetDefinition, 'hooks'>> = {},
-): { runner: Runner; ledger: Ledger; path: string; dir: string } {
+): { runner: Runner; ledger: SqliteLedger; path: string; dir: string } {
   const hookSet = defineHooks({ name: 'test', version: '1', ...options, hooks });
   const { ledger, path, dir } = tempLedger();
   const runner = createRunner({ hookSet, ledger });

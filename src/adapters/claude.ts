@@ -1,7 +1,7 @@
 import { describeThrown, InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Report } from '../domain/outcomes.js';
-import type { Ledger } from '../ledger/open.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { createRunner, type Runner } from '../runner/runner.js';
 import { claudeEventNameOf, invocationFromClaude } from './claude-input.js';
 import { claudeAnswer, internalFailureAnswer, type ClaudeAnswer } from './claude-output.js';
@@ -70,7 +70,7 @@ export interface ClaudeCommandDeps {
   /** Resolves to stdin's text. Started before the config loads so the two overlap. */
   input: Promise<string>;
   loadHookSet: () => Promise<HookSet>;
-  openLedger: () => Ledger;
+  openLedger: () => Promise<Ledger>;
   policy: OnErrorPolicy;
   /** Close the ledger in `finish` (default false: the process is about to exit). */
   closeLedger?: boolean;
@@ -102,7 +102,7 @@ export async function decideClaudeCommand(deps: ClaudeCommandDeps): Promise<Clau
     // next; the following open or SQLite's auto-checkpoint folds the WAL in.
     if (deps.closeLedger) {
       try {
-        ledger?.close();
+        await ledger?.close();
       } catch {
         // Closing a ledger that failed mid-write must not turn into an exit 1.
       }
@@ -120,7 +120,7 @@ export async function decideClaudeCommand(deps: ClaudeCommandDeps): Promise<Clau
   const eventName = claudeEventNameOf(payload);
   try {
     const hookSet = await hookSetLoading;
-    ledger = deps.openLedger();
+    ledger = await deps.openLedger();
     runner = createRunner({ hookSet, ledger, ...(deps.onBackgroundError ? { onBackgroundError: deps.onBackgroundError } : {}) });
   } catch (error) {
     return { answer: internalFailureAnswer(eventName, describeThrown(error), deps.policy), report: null, eventName, finish };

@@ -4,9 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { ConfigError, describeThrown, HookledgerError, InputError, UsageError } from '../domain/errors.js';
-import type { Ledger } from '../ledger/open.js';
-import { explain } from '../ledger/queries/explain.js';
-import { listDenials } from '../ledger/queries/denials.js';
+import type { Ledger } from '../ledger/ledger.js';
 import { parseInvocationFilter, parseTimeBound } from '../ledger/queries/filters.js';
 import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
@@ -147,12 +145,12 @@ export function createHookServer(options: HookServerOptions): HookServer {
       } catch {
         throw new HttpError(400, 'input_invalid', `path: "${explainMatch[1]}" is not valid percent-encoding`);
       }
-      return sendJson(res, 200, explain(ledger, ref));
+      return sendJson(res, 200, await ledger.explain(ref));
     }
     if (path === '/v1/denials') {
       requireMethod(req, 'GET');
       const { filter, page } = denialsQuery(url.searchParams);
-      const { rows, nextCursor } = listDenials(ledger, filter, page);
+      const { rows, nextCursor } = await ledger.listDenials(filter, page);
       return sendJson(res, 200, { denials: rows, nextCursor });
     }
     throw new HttpError(
@@ -326,6 +324,8 @@ export function resolveServerToken(options: { flag?: string | undefined; env: No
   }
   if (options.ledgerPath === ':memory:')
     throw new UsageError('with --db :memory: there is no token file; give --token or set HOOKLEDGER_TOKEN');
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(options.ledgerPath))
+    throw new UsageError('a ledger on a database server has no token file beside it; give --token or set HOOKLEDGER_TOKEN');
   const file = `${resolve(options.ledgerPath)}.token`;
   try {
     const fd = openSync(file, 'wx', 0o600);

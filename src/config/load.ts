@@ -5,7 +5,7 @@ import { ConfigError, describeThrown } from '../domain/errors.js';
 import { declarativeHookSetSchema, resolveHookSet, type HookSet } from '../domain/hooks.js';
 import { formatIssues } from '../domain/results.js';
 import type * as TsxApi from 'tsx/esm/api';
-import { importModule } from './import-module.js';
+import { importModule } from '../runtimes/import-module.js';
 
 /**
  * Loads a hook set: a JSON file of command/http hooks, or a TS/JS module whose default (or

@@ -12,10 +12,10 @@ import {
   type ReplayRunStatus,
   type ReplayTotals,
 } from '../domain/replay.js';
-import type { Ledger } from '../ledger/open.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { InvocationFilter } from '../ledger/queries/filters.js';
-import { ReplaySource, type ReplayOutcomeRow, type ReplaySourceRow } from '../ledger/queries/replay-source.js';
-import { ReplayStore, type ReplayResultRecord } from '../ledger/replay-store.js';
+import type { ReplayOutcomeRow, ReplaySourceRow } from '../ledger/queries/replay-source.js';
+import type { ReplayResultRecord } from '../ledger/replay-store.js';
 import { inputRedactions } from '../ledger/stored-form.js';
 import { asDecision, classify, diffHooks, hookStateOf } from './diff.js';
 import { HookSetReplayer, rebuildInvocation, type Replayed } from './rerun.js';
@@ -100,11 +100,11 @@ export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> 
   }
   const withBackground = options.withBackground ?? false;
   const selection = { filter: options.filter ?? {}, ...(options.limit !== undefined ? { limit: options.limit } : {}) };
-  const source = new ReplaySource(options.ledger, selection, options.batchSize ?? 500);
-  const store = new ReplayStore(options.ledger);
+  const source = await options.ledger.replaySource(selection, options.batchSize ?? 500);
+  const store = options.ledger.replayRuns();
   const startedAt = Date.now();
   const totals = emptyTotals(source.total);
-  const runId = store.startRun({
+  const runId = await store.startRun({
     hookSet: options.hookSet,
     baseline: options.baseline ?? null,
     selection,
@@ -134,9 +134,9 @@ export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> 
         status = 'incomplete';
         break;
       }
-      const rows = source.next();
+      const rows = await source.next();
       if (rows.length === 0) break;
-      const recorded = source.recordedOutcomes(rows.map((r) => r.id));
+      const recorded = await source.recordedOutcomes(rows.map((r) => r.id));
       const results: (ReplayResultRecord | undefined)[] = new Array(rows.length);
       let next = 0;
       const worker = async () => {
@@ -163,12 +163,12 @@ export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> 
         if (record.baselineMismatch) totals.baselineMismatches++;
         if ((record as Counted).redacted) totals.redacted++;
       }
-      if (kept.length > 0) store.append(runId, kept, totals);
+      if (kept.length > 0) await store.append(runId, kept, totals);
     }
     if (signal?.aborted) status = 'incomplete';
   } catch (error) {
     try {
-      store.finish(runId, 'incomplete', totals);
+      await store.finish(runId, 'incomplete', totals);
     } catch {
       // The original failure (likely the ledger itself) is the one worth reporting.
     }
@@ -177,7 +177,7 @@ export async function replay(options: ReplayOptions): Promise<ReplayRunOutcome> 
     signal?.removeEventListener('abort', onAbort);
     await Promise.all([replayer.close(), baseline?.close()]);
   }
-  store.finish(runId, status, totals);
+  await store.finish(runId, status, totals);
   return { runId, status, totals, changed: totals.replayed - totals.unchanged, durationMs: Date.now() - startedAt };
 }
 

@@ -3,30 +3,30 @@ import type { HookSet } from '../domain/hooks.js';
 import { frozenInvocation, invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
 import type { Outcome, Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
-import type { Ledger } from '../ledger/open.js';
-import { LedgerWriter, type LedgerWriterOptions } from '../ledger/write.js';
 import { BackgroundDispatcher } from './background.js';
 import { runForegroundPass } from './foreground.js';
 import { blankOutcome } from './outcome.js';
+import type { MaybePromise, RecorderOptions, RecordingLedger } from './recorder.js';
 import { HookIndex } from './select.js';
 
 export interface RunnerOptions {
   hookSet: HookSet;
-  ledger: Ledger;
+  /** Where decisions are recorded: an open `Ledger` (ledger/ledger.ts) of any engine. */
+  ledger: RecordingLedger;
   /** Called when recording a background hook's outcome fails (the caller already has its decision). */
   onBackgroundError?: (error: unknown) => void;
   /**
    * Write-path options; only the integrity benchmark sets them (chaining off, to measure it).
    * @internal
    */
-  writer?: LedgerWriterOptions;
+  writer?: RecorderOptions;
 }
 
 /** Runs invocations against one hook set and records everything in the ledger. */
 export interface Runner {
   readonly hookSet: HookSet;
-  /** The hook set's id in the ledger. */
-  readonly hookSetId: number;
+  /** The hook set's id in the ledger; null until an engine that stores asynchronously has stored it. */
+  readonly hookSetId: number | null;
   /**
    * Decides one invocation. The invocation is recorded `running` before any hook runs, and its
    * final state with every foreground outcome is committed before this resolves. Throws
@@ -50,9 +50,16 @@ export function parseInvocation(input: unknown, where = 'invocation'): Invocatio
 /** Creates a runner for a hook set over an open ledger. */
 export function createRunner(options: RunnerOptions): Runner {
   const { hookSet, ledger } = options;
-  const writer = new LedgerWriter(ledger, options.writer);
+  const writer = ledger.writer(options.writer);
   const index = new HookIndex(hookSet);
-  const hookSetId = writer.hookSetId(hookSet);
+  // A synchronous engine (SQLite) answers now, and a failure throws from createRunner as before;
+  // an asynchronous one is awaited by the first run (which then reports its failure).
+  const registered = writer.hookSetId(hookSet);
+  let hookSetId: number | null = typeof registered === 'number' ? registered : null;
+  const registering = typeof registered === 'number' ? null : registered.then((id) => (hookSetId = id));
+  registering?.catch(() => {});
+  /** Background writes of an asynchronous engine still in flight; `close` waits for them. */
+  const writing = new Set<Promise<void>>();
   const background = new BackgroundDispatcher(hookSet.backgroundConcurrency);
   const reportBackgroundError = options.onBackgroundError ?? (() => {});
 
@@ -61,7 +68,10 @@ export function createRunner(options: RunnerOptions): Runner {
     const startedAt = Date.now();
     const t0 = process.hrtime.bigint();
     const selection = index.select(invocation);
-    const invocationId = writer.begin(hookSetId, invocation, startedAt);
+    const setId = hookSetId ?? (await registering!);
+    // Awaited only when the engine returned a promise: see MaybePromise.
+    const begun = writer.begin(setId, invocation, startedAt);
+    const invocationId = typeof begun === 'number' ? begun : await begun;
 
     const pass = await runForegroundPass(selection.foreground, invocation, hookSet.strategy, { replay: false, invocationId });
 
@@ -81,7 +91,8 @@ export function createRunner(options: RunnerOptions): Runner {
       additionalContext: pass.additionalContext,
       durationUs,
     };
-    const pendingRowIds = writer.finish(invocationId, result, outcomes);
+    const finished = writer.finish(invocationId, result, outcomes);
+    const pendingRowIds = Array.isArray(finished) ? finished : await finished;
 
     if (!denied) {
       const ranCount = pass.outcomes.filter((o) => o.executionOrder !== null).length;
@@ -103,7 +114,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
     return {
       invocationId,
-      hookSet: { id: hookSetId, name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint },
+      hookSet: { id: setId, name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint },
       point: invocation.point,
       ...result,
       outcomes,
@@ -111,9 +122,13 @@ export function createRunner(options: RunnerOptions): Runner {
     };
   }
 
-  function guard(write: () => void): void {
+  function guard(write: () => MaybePromise<void>): void {
     try {
-      write();
+      const pending = write();
+      if (pending instanceof Promise) {
+        const tracked: Promise<void> = pending.catch(reportBackgroundError).finally(() => writing.delete(tracked));
+        writing.add(tracked);
+      }
     } catch (error) {
       reportBackgroundError(error);
     }
@@ -121,11 +136,16 @@ export function createRunner(options: RunnerOptions): Runner {
 
   return {
     hookSet,
-    hookSetId,
+    get hookSetId() {
+      return hookSetId;
+    },
     run,
     get backgroundPending() {
       return background.size;
     },
-    close: (closeOptions) => background.drain(closeOptions?.deadlineMs ?? 5000),
+    close: async (closeOptions) => {
+      await background.drain(closeOptions?.deadlineMs ?? 5000);
+      await Promise.all(writing);
+    },
   };
 }

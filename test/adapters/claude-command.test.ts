@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { explain } from '../../src/ledger/queries/explain.js';
-import { openLedger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli, startCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
@@ -153,7 +153,7 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
         }),
       ),
     );
-    const ledger = openLedger({ path: db });
+    const ledger = SqliteLedger.open({ path: db });
     try {
       names.forEach((name, i) => {
         const result = results[i]!;
@@ -234,7 +234,7 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
     const result = await runCli(['claude', '--config', writeConfig(dir), '--db', db], { input: JSON.stringify(payload) });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(result.stdout)).toEqual({});
-    const ledger = openLedger({ path: db });
+    const ledger = SqliteLedger.open({ path: db });
     const row = ledger.sqlite.prepare('SELECT point, event_name, raw_json FROM invocations').get() as {
       point: string;
       event_name: string;
@@ -394,7 +394,7 @@ describe('hookledger claude: killed by Claude Code', () => {
     }
 
     // The next open marks the abandoned invocation, as for any crash.
-    const ledger = openLedger({ path: db });
+    const ledger = SqliteLedger.open({ path: db });
     try {
       expect(ledger.sqlite.prepare('SELECT status FROM invocations').pluck().all()).toEqual(['interrupted']);
     } finally {

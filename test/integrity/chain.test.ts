@@ -14,7 +14,7 @@ import {
   parseRowsText,
   type RawRow,
 } from '../../src/ledger/integrity.js';
-import { openLedger, type Ledger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
 import { runCli } from '../cli-helpers.js';
@@ -60,7 +60,7 @@ function tamper(path: string, sql: string, ...params: unknown[]): void {
   }
 }
 
-function verify(ledger: Ledger) {
+function verify(ledger: SqliteLedger) {
   return verifyLedger(ledger);
 }
 
@@ -298,7 +298,7 @@ describe('the tamper-evidence chain', () => {
 
   it('several writer processes on one ledger file produce one valid chain', async () => {
     const path = join(tempDir(), 'multi.db');
-    openLedger({ path }).close();
+    SqliteLedger.open({ path }).close();
     const processes = 4;
     const each = 40;
     setTimeout(() => writeFileSync(`${path}.go`, ''), 300);
@@ -316,7 +316,7 @@ describe('the tamper-evidence chain', () => {
           }),
       ),
     );
-    const ledger = openLedger({ path });
+    const ledger = SqliteLedger.open({ path });
     try {
       const report = verifyLedger(ledger);
       expect(report.problems).toEqual([]);
@@ -374,7 +374,7 @@ describe('hookledger verify', () => {
 });
 
 /** What a careful attacker would do: recompute every link from the current rows. */
-function rebuildChain(ledger: Ledger): void {
+function rebuildChain(ledger: SqliteLedger): void {
   const links = ledger.sqlite.prepare('SELECT * FROM chain ORDER BY seq').all() as {
     seq: number;
     kind: string;

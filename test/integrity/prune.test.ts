@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
 import { listHolds, placeHold, releaseHold } from '../../src/ledger/holds.js';
-import { openLedger, type Ledger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { parseCutoff, pruneLedger } from '../../src/ledger/prune.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createRunner } from '../../src/runner/runner.js';
@@ -32,7 +32,7 @@ const hookSet = defineHooks({
 });
 
 /** Runs `count` invocations of a session as if it were `daysAgo` days ago. */
-async function history(ledger: Ledger, sessionId: string, daysAgo: number, count: number): Promise<void> {
+async function history(ledger: SqliteLedger, sessionId: string, daysAgo: number, count: number): Promise<void> {
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(Date.now() - daysAgo * DAY);
   const runner = createRunner({ hookSet, ledger });
@@ -42,7 +42,7 @@ async function history(ledger: Ledger, sessionId: string, daysAgo: number, count
   vi.useRealTimers();
 }
 
-function sessions(ledger: Ledger): Record<string, number> {
+function sessions(ledger: SqliteLedger): Record<string, number> {
   const rows = ledger.sqlite
     .prepare('SELECT session_id AS s, count(*) AS n FROM invocations GROUP BY session_id ORDER BY session_id')
     .all() as { s: string; n: number }[];
@@ -113,7 +113,7 @@ describe('prune', () => {
   it('a prune running while writer processes write loses nothing of theirs', async () => {
     const dir = tempDir();
     const path = join(dir, 'busy.db');
-    const ledger = openLedger({ path });
+    const ledger = SqliteLedger.open({ path });
     await history(ledger, 's-old', 365, 300);
     const writers = 3;
     const each = 30;

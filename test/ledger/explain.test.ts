@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allow, deny, modify } from '../../src/domain/results.js';
-import { openLedger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { setup } from '../helpers.js';
 
@@ -38,7 +38,7 @@ describe('explain', () => {
       raw: { original: true },
     });
     await runner.close();
-    const fresh = openLedger({ path });
+    const fresh = SqliteLedger.open({ path });
     try {
       for (const ref of [report.invocationId, String(report.invocationId), 'toolu_01']) {
         const e = explain(fresh, ref);

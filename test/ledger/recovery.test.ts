@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openLedger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { setup, tempDir } from '../helpers.js';
 
@@ -53,7 +53,7 @@ describe('recovery', () => {
     child.kill('SIGKILL');
     await new Promise((resolve) => child.on('exit', resolve));
 
-    const ledger = openLedger({ path });
+    const ledger = SqliteLedger.open({ path });
     try {
       expect(ledger.recovered).toEqual({ invocations: 1, outcomes: 1 });
       const rows = ledger.sqlite.prepare('SELECT id, point, status, message FROM invocations ORDER BY id').all() as {
@@ -69,7 +69,7 @@ describe('recovery', () => {
       ledger.close();
     }
     // A second open finds nothing more to recover.
-    const again = openLedger({ path });
+    const again = SqliteLedger.open({ path });
     expect(again.recovered).toEqual({ invocations: 0, outcomes: 0 });
     again.close();
   });

@@ -13,6 +13,7 @@ describe('import boundaries (eslint.config.js)', () => {
   it.each([
     ['src/domain/x.ts', "import { LedgerError } from '../ledger/open.js';"],
     ['src/runtimes/x.ts', "import { createRunner } from '../runner/runner.js';"],
+    ['src/runner/x.ts', "import { LedgerWriter } from '../ledger/write.js';"],
     ['src/ledger/queries/x.ts', "import { table } from '../../reports/format.js';"],
     ['src/reports/x.ts', "import type { CliIo } from '../cli/io.js';"],
     ['src/replay/x.ts', "import { table } from '../reports/format.js';"],
@@ -31,6 +32,7 @@ describe('import boundaries (eslint.config.js)', () => {
   it.each([
     ['src/reports/x.ts', "import type { DenialPage } from '../ledger/queries/denials.js';"],
     ['src/replay/x.ts', "import { createRunner } from '../runner/runner.js';"],
+    ['src/ledger/x.ts', "import type { InvocationRecorder } from '../runner/recorder.js';"],
     ['src/console/x.ts', "import { table } from '../reports/format.js';"],
     ['src/cli/commands/x.ts', "import { serveConsole } from '../../console/server.js';"],
     ['src/ledger/queries/x.ts', "import { prepared } from '../statements.js';"],

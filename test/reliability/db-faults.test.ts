@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { LedgerError } from '../../src/domain/errors.js';
-import { openLedger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { tsxLoader } from '../cli-helpers.js';
 import { bash, tempDir } from '../helpers.js';
@@ -88,7 +88,7 @@ interface Seeded {
 async function seeded(): Promise<Seeded> {
   const dir = tempDir('hookledger-faults-');
   const db = join(dir, 'ledger.db');
-  const ledger = openLedger({ path: db });
+  const ledger = SqliteLedger.open({ path: db });
   const runner = createRunner({
     ledger,
     hookSet: defineHooks({
@@ -108,7 +108,7 @@ async function seeded(): Promise<Seeded> {
     }),
     invocation: writeJson(dir, 'invocation.json', bash('ls')),
     snapshot: () => {
-      const l = openLedger({ path: db, readonly: true });
+      const l = SqliteLedger.open({ path: db, readonly: true });
       try {
         return {
           invocations: l.sqlite.prepare('SELECT id, status, decision, finished_at FROM invocations ORDER BY id').all(),
@@ -140,7 +140,7 @@ function claudeDenied(result: Result, pattern: RegExp): void {
 }
 
 function integrity(db: string): unknown {
-  const l = openLedger({ path: db, readonly: true });
+  const l = SqliteLedger.open({ path: db, readonly: true });
   try {
     return l.sqlite.pragma('integrity_check', { simple: true });
   } finally {
@@ -171,7 +171,7 @@ describe('a read-only ledger', () => {
 
   it('the library refuses writes on a ledger opened read-only, with a LedgerError', async () => {
     const s = await seeded();
-    const ledger = openLedger({ path: s.db, readonly: true });
+    const ledger = SqliteLedger.open({ path: s.db, readonly: true });
     try {
       const hookSet = defineHooks({ name: 'other', hooks: [{ id: 'x', point: 'stop', run: () => undefined }] });
       expect(() => createRunner({ hookSet, ledger })).toThrow(LedgerError);
@@ -202,7 +202,7 @@ describe('a full disk', () => {
   it('SQLITE_FULL before the invocation is recorded: a LedgerError and nothing written', async () => {
     const s = await seeded();
     const before = s.snapshot();
-    const ledger = openLedger({ path: s.db });
+    const ledger = SqliteLedger.open({ path: s.db });
     try {
       const runner = createRunner({
         ledger,
@@ -226,7 +226,7 @@ describe('a full disk', () => {
   it('SQLITE_FULL at the commit: the decision is rolled back whole, the invocation stays running, earlier rows intact', async () => {
     const s = await seeded();
     const before = s.snapshot();
-    const ledger = openLedger({ path: s.db });
+    const ledger = SqliteLedger.open({ path: s.db });
     try {
       const hookSet = defineHooks({
         name: 'full-at-commit',
@@ -294,7 +294,7 @@ describe('a full disk', () => {
     expect(atCommit.code).toBe(3);
     oneLedgerLine(atCommit, /could not commit the decision in .*: could not write to the disk/);
 
-    const ledger = openLedger({ path: s.db });
+    const ledger = SqliteLedger.open({ path: s.db });
     try {
       expect(ledger.recovered.invocations).toBe(1);
       const rows = ledger.sqlite.prepare('SELECT id, status FROM invocations ORDER BY id').all() as { id: number; status: string }[];
@@ -355,7 +355,7 @@ describe('a lock held by another process', () => {
       process.kill(locker, 'SIGKILL');
     }
     expect(await eventually(() => processGone(locker), 2000)).toBe(true);
-    const ledger = openLedger({ path: s.db });
+    const ledger = SqliteLedger.open({ path: s.db });
     try {
       expect(ledger.recovered.invocations).toBe(1);
       const rows = ledger.sqlite.prepare('SELECT id, status, message FROM invocations ORDER BY id').all() as {

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadHookSet } from '../../src/config/load.js';
-import { openLedger } from '../../src/ledger/open.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir, waitFor } from '../helpers.js';
 import { bashCall, readCall, record } from './fixtures.js';
@@ -22,7 +22,7 @@ async function recordedLedger(dir: string, invocations = [bashCall('ls'), bashCa
   writeFileSync(join(dir, 'old.ts'), hooks('1', 'rm -rf'));
   writeFileSync(join(dir, 'new.ts'), hooks('2', 'rm '));
   const db = join(dir, 'l.db');
-  const ledger = openLedger({ path: db });
+  const ledger = SqliteLedger.open({ path: db });
   await record(ledger, await loadHookSet(join(dir, 'old.ts')), invocations);
   ledger.close();
   return db;

@@ -1,7 +1,7 @@
 import { defineHooks, type HookDefinition, type HookSet } from '../../src/domain/hooks.js';
 import type { InvocationInput } from '../../src/domain/invocation.js';
 import { ask, deny } from '../../src/domain/results.js';
-import type { Ledger } from '../../src/ledger/open.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { sleepUnlessAborted } from '../helpers.js';
 
@@ -85,7 +85,7 @@ export const history: InvocationInput[] = [
 ];
 
 /** Records `history` through the live runner with v1. */
-export async function record(ledger: Ledger, hookSet: HookSet = v1(), invocations: InvocationInput[] = history): Promise<void> {
+export async function record(ledger: SqliteLedger, hookSet: HookSet = v1(), invocations: InvocationInput[] = history): Promise<void> {
   const runner = createRunner({ hookSet, ledger });
   for (const invocation of invocations) await runner.run(invocation);
   await runner.close();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
 import { createRunner } from '../../src/runner/runner.js';
-import type { Ledger } from '../../src/ledger/open.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { showReplayRun, listReplayRuns } from '../../src/ledger/queries/replay-runs.js';
 import { replay } from '../../src/replay/replay.js';
 import { sleepUnlessAborted, tempLedger } from '../helpers.js';
@@ -11,12 +11,12 @@ import { bashCall, history, readCall, record, v1, v1Hooks, variant } from './fix
 const command = (inv: { toolInput: unknown }) => String((inv.toolInput as { command?: string } | null)?.command ?? '');
 const filePath = (inv: { toolInput: unknown }) => String((inv.toolInput as { file_path?: string } | null)?.file_path ?? '');
 
-function liveTables(ledger: Ledger): string {
+function liveTables(ledger: SqliteLedger): string {
   const dump = (table: string) => JSON.stringify(ledger.sqlite.prepare(`SELECT * FROM ${table} ORDER BY id`).all());
   return `${dump('invocations')}\n${dump('outcomes')}`;
 }
 
-async function recorded(): Promise<Ledger> {
+async function recorded(): Promise<SqliteLedger> {
   const { ledger } = tempLedger();
   await record(ledger);
   return ledger;

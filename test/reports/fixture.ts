@@ -2,7 +2,7 @@ import { defineHooks, type HookSet } from '../../src/domain/hooks.js';
 import type { InvocationInput } from '../../src/domain/invocation.js';
 import type { Report } from '../../src/domain/outcomes.js';
 import { deny, modify } from '../../src/domain/results.js';
-import type { Ledger } from '../../src/ledger/open.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { sleepUnlessAborted, tempLedger } from '../helpers.js';
 
@@ -137,7 +137,7 @@ export function sessionEvents(sessionId: string, n: number): InvocationInput[] {
  * A real ledger built by running real invocations through the runner: three sessions under
  * hook set policy@1, then one under policy@2 (without no-rm), plus one timeout.
  */
-export async function buildLedger(): Promise<{ ledger: Ledger; path: string; recorded: Recorded[]; sets: HookSet[] }> {
+export async function buildLedger(): Promise<{ ledger: SqliteLedger; path: string; recorded: Recorded[]; sets: HookSet[] }> {
   const { ledger, path } = tempLedger();
   const sets = [policyHooks('1'), policyHooks('2', false)];
   const recorded: Recorded[] = [];

@@ -11,7 +11,7 @@ import {
   BUCKET_COUNT,
   HOUR_MS,
 } from '../../src/ledger/health-rollup.js';
-import type { Ledger } from '../../src/ledger/open.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { pruneLedger } from '../../src/ledger/prune.js';
 import { exactHealth, hookHealth, type HealthReport } from '../../src/ledger/queries/health.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
@@ -44,7 +44,7 @@ function expectWithinBucket(actual: number | null, exact: number | null, label: 
   expect(Math.abs(actual! - exact), `${label}: ${actual} vs exact ${exact}`).toBeLessThanOrEqual(exact * 0.022 + 1);
 }
 
-const builtHours = (ledger: Ledger) =>
+const builtHours = (ledger: SqliteLedger) =>
   ledger.sqlite.prepare('SELECT hour FROM health_rollup_hours ORDER BY hour').pluck().all() as number[];
 
 function outcome(hookId: string, fields: Partial<Outcome>): Outcome {

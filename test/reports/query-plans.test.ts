@@ -6,7 +6,7 @@ import { groupDenials, listDenials, DENIAL_GROUPS } from '../../src/ledger/queri
 import { writeExport } from '../../src/ledger/queries/export.js';
 import { hookHealth } from '../../src/ledger/queries/health.js';
 import { listSessions, sessionTimeline } from '../../src/ledger/queries/sessions.js';
-import type { Ledger } from '../../src/ledger/open.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { buildLedger } from './fixture.js';
 
 interface Captured {
@@ -18,7 +18,7 @@ interface Captured {
  * Records every statement the report functions run, with its parameters, by wrapping the
  * connection's `prepare` (the `prepared` cache keeps whatever it returns).
  */
-function capture(ledger: Ledger): Captured[] {
+function capture(ledger: SqliteLedger): Captured[] {
   const captured: Captured[] = [];
   const db = ledger.sqlite;
   const original = db.prepare.bind(db);
@@ -42,7 +42,7 @@ function capture(ledger: Ledger): Captured[] {
  * Plan lines that read a whole table (`SCAN t` without an index), and, for the queries that
  * page or stream in id order, any sort: those must read an index in id order and stop early.
  */
-function fullScans(ledger: Ledger, c: Captured): string[] {
+function fullScans(ledger: SqliteLedger, c: Captured): string[] {
   const plan = ledger.sqlite.prepare(`EXPLAIN QUERY PLAN ${c.sql}`).all(...c.params) as { detail: string; parent: number }[];
   const idOrdered = /ORDER BY i\.id( DESC)? LIMIT/.test(c.sql);
   return plan

@@ -4,8 +4,7 @@ import { invocationFromClaude } from '../../adapters/claude-input.js';
 import { demoHookSet, demoSessionPath } from '../../demo/hook-set.js';
 import { describeThrown } from '../../domain/errors.js';
 import type { Report } from '../../domain/outcomes.js';
-import { openLedger } from '../../ledger/open.js';
-import { explain } from '../../ledger/queries/explain.js';
+import { openLedger } from '../../ledger/ledger.js';
 import { renderDemoSummary } from '../../reports/demo-text.js';
 import { createRunner } from '../../runner/runner.js';
 import { boolFlag, stringFlag, type Command } from '../command.js';
@@ -30,7 +29,7 @@ export const command: Command = {
     const path = resolve(explicit ?? DEFAULT_DEMO_DB);
     if (!explicit) for (const suffix of ['', '-wal', '-shm']) if (existsSync(path + suffix)) rmSync(path + suffix);
     const payloads = JSON.parse(readFileSync(demoSessionPath, 'utf8')) as Record<string, unknown>[];
-    const ledger = openLedger({ path });
+    const ledger = await openLedger({ path });
     try {
       const runner = createRunner({
         hookSet: demoHookSet,
@@ -47,15 +46,15 @@ export const command: Command = {
         reports.push(await runner.run({ ...invocation, turn: turns.get(session) ?? 0 }));
       }
       await runner.close({ deadlineMs: 10_000 });
-      const denials = reports.filter((r) => r.decision === 'deny').map((r) => explain(ledger, r.invocationId));
+      const denials = await Promise.all(reports.filter((r) => r.decision === 'deny').map((r) => ledger.explain(r.invocationId)));
       if (boolFlag(args, 'json')) {
-        writeJson(io, { ledger: ledger.path, hookSet: reports[0]?.hookSet ?? null, reports, denials });
+        writeJson(io, { ledger: ledger.location, hookSet: reports[0]?.hookSet ?? null, reports, denials });
       } else {
         writeReport(
           io,
           renderDemoSummary(
             {
-              ledgerPath: ledger.path,
+              ledgerPath: ledger.location,
               sessionPath: demoSessionPath,
               hookSet: demoHookSet,
               reports,
@@ -68,7 +67,7 @@ export const command: Command = {
       }
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,5 +1,5 @@
 import { InputError } from '../../domain/errors.js';
-import { DENIAL_GROUPS, groupDenials, listDenials, type DenialGroupBy } from '../../ledger/queries/denials.js';
+import { DENIAL_GROUPS, type DenialGroupBy } from '../../ledger/queries/denials.js';
 import { renderDenialGroups, renderDenials } from '../../reports/denials-text.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
@@ -33,22 +33,22 @@ ${FILTER_USAGE}
     if (groupBy !== undefined && !(DENIAL_GROUPS as readonly string[]).includes(groupBy)) {
       throw new InputError(`--group-by: "${groupBy}" is not a grouping (expected one of ${DENIAL_GROUPS.join(', ')})`);
     }
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
       const paint = painter(useColour(io));
       if (groupBy !== undefined) {
         if (page.cursor !== null || page.offset > 0) throw new InputError('--group-by: groups are not paged; use --limit');
-        const groups = groupDenials(ledger, filter, groupBy as DenialGroupBy, { limit: page.limit });
+        const groups = await ledger.groupDenials(filter, groupBy as DenialGroupBy, { limit: page.limit });
         if (boolFlag(args, 'json')) writeJson(io, groups);
         else writeReport(io, renderDenialGroups(groups, paint));
         return 0;
       }
-      const result = listDenials(ledger, filter, page);
+      const result = await ledger.listDenials(filter, page);
       if (boolFlag(args, 'json')) writeJson(io, result);
       else writeReport(io, renderDenials(result, paint));
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,5 +1,4 @@
 import { UsageError } from '../../domain/errors.js';
-import { explain } from '../../ledger/queries/explain.js';
 import { renderExplanation } from '../../reports/explain-text.js';
 import { boolFlag, ledgerOptions, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
@@ -17,14 +16,14 @@ export const command: Command = {
   async run(args, io) {
     const ref = args.positionals[0];
     if (!ref) throw new UsageError('explain: give an invocation id or a tool_use_id');
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
-      const explanation = explain(ledger, ref);
+      const explanation = await ledger.explain(ref);
       if (boolFlag(args, 'json')) writeJson(io, explanation);
       else writeReport(io, renderExplanation(explanation, painter(useColour(io))));
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,5 +1,5 @@
 import { InputError } from '../../domain/errors.js';
-import { EXPORT_FORMATS, writeExport, type ExportFormat } from '../../ledger/queries/export.js';
+import { EXPORT_FORMATS, writeChunks, type ExportFormat } from '../../ledger/queries/export.js';
 import { ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { DECISION_USAGE, filterFromFlags, filterOptions, FILTER_USAGE } from '../filter-flags.js';
@@ -24,10 +24,10 @@ ${DECISION_USAGE}
     if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
       throw new InputError(`--format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
     }
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
       try {
-        await writeExport(ledger, filter, io.stdout, { format: format as ExportFormat });
+        await writeChunks(ledger.exportText(filter, format as ExportFormat), io.stdout);
       } catch (error) {
         // The reader closed the pipe (`hookledger export | head`): what it wanted was written.
         if ((error as NodeJS.ErrnoException).code === 'EPIPE') return 0;
@@ -35,7 +35,7 @@ ${DECISION_USAGE}
       }
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

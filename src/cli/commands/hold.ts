@@ -1,5 +1,4 @@
 import { UsageError } from '../../domain/errors.js';
-import { listHolds, placeHold, releaseHold } from '../../ledger/holds.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatTime, table } from '../../reports/format.js';
@@ -20,14 +19,14 @@ export const command: Command = {
     const modes = [release !== undefined, list, session !== undefined].filter(Boolean).length;
     if (modes !== 1) throw new UsageError('hold: give exactly one of <SESSION_ID> --reason TEXT, --release <SESSION_ID> or --list');
     const json = boolFlag(args, 'json');
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
       if (release !== undefined) {
-        releaseHold(ledger, release);
+        await ledger.releaseHold(release);
         if (json) writeJson(io, { released: release });
         else writeReport(io, `released the legal hold on session ${release}`);
       } else if (list) {
-        const holds = listHolds(ledger);
+        const holds = await ledger.listHolds();
         if (json) writeJson(io, holds);
         else if (holds.length === 0) writeReport(io, 'no legal holds');
         else {
@@ -37,13 +36,13 @@ export const command: Command = {
       } else {
         const reason = stringFlag(args, 'reason');
         if (!reason) throw new UsageError('hold: --reason TEXT is required (why the session is held, e.g. a case number)');
-        const hold = placeHold(ledger, session!, reason);
+        const hold = await ledger.placeHold(session!, reason);
         if (json) writeJson(io, hold);
         else writeReport(io, `session ${hold.sessionId} is under legal hold (${hold.invocations} invocations): ${hold.reason}`);
       }
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

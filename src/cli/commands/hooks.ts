@@ -1,6 +1,6 @@
 import { InputError } from '../../domain/errors.js';
 import { parseTimeBound } from '../../ledger/queries/filters.js';
-import { DEFAULT_HEALTH_WINDOW_MS, hookHealth } from '../../ledger/queries/health.js';
+import { DEFAULT_HEALTH_WINDOW_MS } from '../../ledger/queries/health.js';
 import { DEFAULT_THRESHOLDS, renderHealth } from '../../reports/health-text.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
@@ -39,14 +39,14 @@ export const command: Command = {
       );
     const hookId = stringFlag(args, 'hook');
     const slowUs = wholeNumber(args, 'slow-ms', DEFAULT_THRESHOLDS.slowUs / 1000, 1) * 1000;
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
-      const report = hookHealth(ledger, { since, until, ...(hookId !== undefined ? { hookId } : {}) });
+      const report = await ledger.hookHealth({ since, until, ...(hookId !== undefined ? { hookId } : {}) });
       if (boolFlag(args, 'json')) writeJson(io, report);
       else writeReport(io, renderHealth(report, painter(useColour(io)), { ...DEFAULT_THRESHOLDS, slowUs }));
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

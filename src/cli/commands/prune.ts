@@ -1,5 +1,5 @@
 import { UsageError } from '../../domain/errors.js';
-import { parseCutoff, pruneLedger, type PruneReport } from '../../ledger/prune.js';
+import { parseCutoff, type PruneReport } from '../../ledger/prune.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatDuration, formatTime, table } from '../../reports/format.js';
@@ -24,9 +24,9 @@ export const command: Command = {
     const batchText = stringFlag(args, 'batch-size');
     if (batchText !== undefined && !/^\d+$/.test(batchText))
       throw new UsageError(`--batch-size must be a positive integer, got "${batchText}"`);
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
-      const report = await pruneLedger(ledger, {
+      const report = await ledger.prune({
         before,
         dryRun: boolFlag(args, 'dry-run'),
         ...(batchText !== undefined ? { batchSize: Number(batchText) } : {}),
@@ -35,7 +35,7 @@ export const command: Command = {
       else writeReport(io, render(report));
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,7 +1,6 @@
 import { loadHookSet } from '../../config/load.js';
 import { UsageError } from '../../domain/errors.js';
-import type { Ledger } from '../../ledger/open.js';
-import { listReplayRuns, showReplayRun } from '../../ledger/queries/replay-runs.js';
+import type { Ledger } from '../../ledger/ledger.js';
 import { DEFAULT_REPLAY_CONCURRENCY, replay, type ReplayProgress } from '../../replay/replay.js';
 import { renderReplayRun, renderReplayRunList } from '../../reports/replay-text.js';
 import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
@@ -69,7 +68,7 @@ async function runReplay(args: CommandArgs, io: CliIo): Promise<number> {
   const hookSet = await hookSetFor(args, io);
   const baselinePath = stringFlag(args, 'baseline');
   const baseline = baselinePath ? await loadHookSet(baselinePath) : undefined;
-  const ledger = openLedgerFor(args, io);
+  const ledger = await openLedgerFor(args, io);
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = () => {
@@ -97,46 +96,46 @@ async function runReplay(args: CommandArgs, io: CliIo): Promise<number> {
       io.stderr.write(
         `hookledger: replay interrupted; run ${outcome.runId} keeps the ${outcome.totals.replayed} results so far (incomplete)\n`,
       );
-    print(ledger, outcome.runId, args, io);
+    await print(ledger, outcome.runId, args, io);
     if (outcome.status === 'incomplete') return INTERRUPTED;
     return boolFlag(args, 'fail-on-change') && outcome.changed > 0 ? 1 : 0;
   } finally {
     progress.clear();
     process.off('SIGINT', onSigint);
-    ledger.close();
+    await ledger.close();
   }
 }
 
-function list(args: CommandArgs, io: CliIo, rest: string[]): number {
+async function list(args: CommandArgs, io: CliIo, rest: string[]): Promise<number> {
   if (rest.length > 0) throw new UsageError(`replay list: unexpected argument "${rest[0]}"`);
-  const ledger = openLedgerFor(args, io);
+  const ledger = await openLedgerFor(args, io);
   try {
-    const runs = listReplayRuns(ledger, { limit: positiveInt(args, 'limit') ?? 20 });
+    const runs = await ledger.listReplayRuns({ limit: positiveInt(args, 'limit') ?? 20 });
     if (boolFlag(args, 'json')) writeJson(io, runs);
     else writeReport(io, renderReplayRunList(runs, painter(useColour(io))));
     return 0;
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
-function show(args: CommandArgs, io: CliIo, rest: string[]): number {
+async function show(args: CommandArgs, io: CliIo, rest: string[]): Promise<number> {
   const ref = rest[0];
   if (ref === undefined || !/^\d+$/.test(ref))
     throw new UsageError('replay show: give a replay run id (hookledger replay list shows them)');
   if (rest.length > 1) throw new UsageError(`replay show: unexpected argument "${rest[1]}"`);
-  const ledger = openLedgerFor(args, io);
+  const ledger = await openLedgerFor(args, io);
   try {
-    const detail = print(ledger, Number(ref), args, io);
+    const detail = await print(ledger, Number(ref), args, io);
     return boolFlag(args, 'fail-on-change') && detail.changedTotal > 0 ? 1 : 0;
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 
-function print(ledger: Ledger, runId: number, args: CommandArgs, io: CliIo) {
+async function print(ledger: Ledger, runId: number, args: CommandArgs, io: CliIo) {
   const json = boolFlag(args, 'json');
-  const detail = showReplayRun(ledger, runId, json || boolFlag(args, 'all') ? {} : { limit: TEXT_CHANGES });
+  const detail = await ledger.showReplayRun(runId, json || boolFlag(args, 'all') ? {} : { limit: TEXT_CHANGES });
   if (json) writeJson(io, detail);
   else writeReport(io, renderReplayRun(detail, painter(useColour(io))));
   return detail;

@@ -23,7 +23,7 @@ export const command: Command = {
     const source = args.positionals[0] ?? '-';
     const input = await readInvocation(source, io);
     const hookSet = await hookSetFor(args, io);
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
       const runner = createRunner({
         hookSet,
@@ -36,7 +36,7 @@ export const command: Command = {
       await runner.close();
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

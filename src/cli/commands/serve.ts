@@ -47,9 +47,9 @@ export const command: Command = {
     if (problem) throw new UsageError(problem);
 
     const hookSet = await hookSetFor(args, io);
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
-      const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
+      const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.location });
       const runner = createRunner({
         hookSet,
         ledger,
@@ -70,11 +70,11 @@ export const command: Command = {
       const where = token.file
         ? `token in ${token.file}${token.created ? ' (new)' : ''}`
         : `token from ${token.source === 'flag' ? '--token' : 'HOOKLEDGER_TOKEN'}`;
-      io.stderr.write(`hookledger: serving ${hookSet.name}@${hookSet.version} on ${address.url} (ledger ${ledger.path}; ${where})\n`);
+      io.stderr.write(`hookledger: serving ${hookSet.name}@${hookSet.version} on ${address.url} (ledger ${ledger.location}; ${where})\n`);
       if (!isLoopback(address.host)) io.stderr.write(`hookledger: warning: listening on ${address.host}, reachable from the network\n`);
       if (boolFlag(args, 'json')) {
         io.stdout.write(
-          `${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.path, hookSet: { name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint } })}\n`,
+          `${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.location, hookSet: { name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint } })}\n`,
         );
       }
 
@@ -91,7 +91,7 @@ export const command: Command = {
       io.stderr.write('hookledger: stopped\n');
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,4 +1,3 @@
-import { listSessions, sessionTimeline } from '../../ledger/queries/sessions.js';
 import { renderSessions, renderTimeline } from '../../reports/sessions-text.js';
 import { UsageError } from '../../domain/errors.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
@@ -34,21 +33,21 @@ ${DECISION_USAGE}
     }
     const filter = filterFromFlags(args);
     const page = pageFromFlags(args, sessionId === undefined ? 50 : 1000);
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     try {
       const paint = painter(useColour(io));
       if (sessionId === undefined) {
-        const result = listSessions(ledger, filter, page);
+        const result = await ledger.listSessions(filter, page);
         if (boolFlag(args, 'json')) writeJson(io, result);
         else writeReport(io, renderSessions(result, paint));
       } else {
-        const timeline = sessionTimeline(ledger, sessionId, page, filter);
+        const timeline = await ledger.sessionTimeline(sessionId, page, filter);
         if (boolFlag(args, 'json')) writeJson(io, timeline);
         else writeReport(io, renderTimeline(timeline, paint));
       }
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { assertIntact, readAnchor, verifyLedger, writeAnchor, type VerifyReport } from '../../ledger/verify.js';
+import { assertIntact, readAnchor, writeAnchor, type VerifyReport } from '../../ledger/verify.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { formatDuration, table } from '../../reports/format.js';
@@ -21,12 +21,12 @@ export const command: Command = {
   async run(args, io) {
     const anchorFile = stringFlag(args, 'anchor');
     const anchor = anchorFile ? readAnchor(resolve(anchorFile)) : undefined;
-    const ledger = openLedgerFor(args, io);
+    const ledger = await openLedgerFor(args, io);
     let report: VerifyReport;
     try {
-      report = verifyLedger(ledger, anchor ? { anchor } : {});
+      report = await ledger.verify(anchor ? { anchor } : {});
     } finally {
-      ledger.close();
+      await ledger.close();
     }
     let anchorWritten = false;
     if (anchorFile && report.ok) {

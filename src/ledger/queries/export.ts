@@ -225,6 +225,20 @@ export function csvRow(r: ExportRecord): string {
 }
 
 /**
+ * The export as lines of text, oldest first: JSON Lines, or CSV with its header line first.
+ * InputError for a format that is not one.
+ */
+export function* exportLines(ledger: Ledger, filter: InvocationFilter, format: ExportFormat = 'jsonl'): Generator<string> {
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
+  }
+  if (format === 'csv') {
+    yield `${csvLine(CSV_COLUMNS)}\r\n`;
+    yield* map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`);
+  } else yield* map(exportRows(ledger, filter), jsonLine);
+}
+
+/**
  * Writes the export to a stream (stdout, an HTTP response, a file), one line per
  * invocation, waiting for 'drain' whenever the stream's buffer is full so that a slow
  * consumer never makes the process buffer the ledger. Returns the number of invocations.
@@ -236,32 +250,47 @@ export async function writeExport(
   options: { format?: ExportFormat } = {},
 ): Promise<number> {
   const format = options.format ?? 'jsonl';
-  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
-    throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
-  }
+  const lines = await writeChunks(exportLines(ledger, filter, format), out);
+  return format === 'csv' ? lines - 1 : lines;
+}
+
+/**
+ * Writes text chunks to a stream, coalesced into ~64 KiB writes (one write per line costs more
+ * than the query), waiting for 'drain' when the stream's buffer is full. A consumer that goes
+ * away (`| head`) surfaces as an error event: reading stops then and the error is thrown.
+ * Returns the number of chunks written. Engine-neutral: `Ledger.exportText` feeds it too.
+ */
+export async function writeChunks(chunks: Iterable<string> | AsyncIterable<string>, out: NodeJS.WritableStream): Promise<number> {
   let count = 0;
-  let chunk = format === 'csv' ? `${csvLine(CSV_COLUMNS)}\r\n` : '';
-  // A consumer that goes away (`| head`) surfaces as an error event: stop reading the ledger then.
+  let pending = '';
   let failed: Error | null = null;
   const onError = (error: Error) => (failed = error);
   out.on('error', onError);
+  // Resolves when the stream wants no more for now; undefined (no await) otherwise.
+  const take = (chunk: string): Promise<unknown> | undefined => {
+    pending += chunk;
+    count += 1;
+    if (pending.length < 65_536) return undefined;
+    if (failed) throw failed;
+    const full = !out.write(pending);
+    pending = '';
+    return full ? once(out, 'drain') : undefined;
+  };
   try {
-    const lines =
-      format === 'csv'
-        ? map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`)
-        : map(exportRows(ledger, filter), jsonLine);
-    for (const line of lines) {
-      chunk += line;
-      count += 1;
-      // Lines are coalesced into ~64 KiB writes: one write per line costs more than the query.
-      if (chunk.length >= 65_536) {
-        if (failed) throw failed;
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
+    // A synchronous source (SQLite) is read without an await per line.
+    if (Symbol.asyncIterator in chunks) {
+      for await (const chunk of chunks) {
+        const wait = take(chunk);
+        if (wait) await wait;
+      }
+    } else {
+      for (const chunk of chunks) {
+        const wait = take(chunk);
+        if (wait) await wait;
       }
     }
     if (failed) throw failed;
-    if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
+    if (pending.length > 0 && !out.write(pending)) await once(out, 'drain');
     return count;
   } finally {
     out.off('error', onError);

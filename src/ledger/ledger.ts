@@ -1,0 +1,196 @@
+/**
+ * The ledger as every caller sees it, whatever stores it. A storage engine is one
+ * implementation of `Ledger` (SQLite: sqlite-ledger.ts; PostgreSQL: postgres/engine.ts), chosen
+ * once by `openLedger`; nothing above this file asks which engine it has.
+ */
+import { describeThrown, LedgerError } from '../domain/errors.js';
+import type { ReplayRunStatus, ReplayTotals } from '../domain/replay.js';
+import type { HookSet } from '../domain/hooks.js';
+import type { RecordingLedger } from '../runner/recorder.js';
+import { importModule } from '../runtimes/import-module.js';
+import type { OpenLedgerOptions } from './open.js';
+import type { PruneOptions, PruneReport } from './prune.js';
+import type { DenialGroupBy, DenialGroups, DenialPage } from './queries/denials.js';
+import type { Explanation } from './queries/explain.js';
+import type { ExportFormat, ExportRecord } from './queries/export.js';
+import type { InvocationFilter } from './queries/filters.js';
+import type { HealthOptions, HealthReport } from './queries/health.js';
+import type { PageRequest } from './queries/paging.js';
+import type { ReplayRunDetail, ReplayRunSummary } from './queries/replay-runs.js';
+import type { ReplayOutcomeRow, ReplaySelection, ReplaySourceRow } from './queries/replay-source.js';
+import type { SessionPage, SessionTimeline } from './queries/sessions.js';
+import type { LegalHold } from './holds.js';
+import type { ReplayResultRecord, ReplayRunOptions } from './replay-store.js';
+import type { VerifyOptions, VerifyReport } from './verify.js';
+
+/** The storage engines hookledger has. */
+export type LedgerEngine = 'sqlite' | 'postgres';
+
+/**
+ * A replay selection bound to one ledger: its size, then its rows batch by batch in id order.
+ * The id range is fixed when it is opened, so invocations recorded during the replay are not chased.
+ */
+export interface ReplaySourceReader {
+  /** Invocations the selection holds (at most its `limit`). */
+  readonly total: number;
+  /** The next batch in id order; empty when the selection is exhausted. */
+  next(): Promise<ReplaySourceRow[]>;
+  /** The recorded outcomes of these invocations, grouped by invocation id, in storage order. */
+  recordedOutcomes(ids: number[]): Promise<Map<number, ReplayOutcomeRow[]>>;
+}
+
+/** Writes replay runs and their results; never the live invocations and outcomes. */
+export interface ReplayRunWriter {
+  /** Records a new run `running` (first marking runs of dead processes on this host incomplete); returns its id. */
+  startRun(run: {
+    hookSet: HookSet;
+    baseline: HookSet | null;
+    selection: ReplaySelection;
+    options: ReplayRunOptions;
+    startedAt: number;
+    totals: ReplayTotals;
+  }): Promise<number>;
+  /** Stores a batch of results in one transaction, with the run's totals so far. */
+  append(runId: number, records: ReplayResultRecord[], totals: ReplayTotals): Promise<void>;
+  /** Sets the run's final status and totals. */
+  finish(runId: number, status: Exclude<ReplayRunStatus, 'running'>, totals: ReplayTotals, finishedAt?: number): Promise<void>;
+}
+
+/**
+ * An open ledger. Every read and maintenance method returns a Promise (a network database
+ * answers later); the write path (`writer()`, from the runner's `RecordingLedger`) may answer
+ * synchronously, see runner/recorder.ts. Errors are the typed classes of domain/errors.ts:
+ * LedgerError (cannot read or write), NotFoundError, InputError/UsageError (bad arguments,
+ * named without CLI flags), IntegrityError.
+ */
+export interface Ledger extends RecordingLedger {
+  /** Which engine this is (for messages and `--json` output, never for branching callers). */
+  readonly engine: LedgerEngine;
+  /** Where the ledger is, fit to print: a file path, or a URL without its password. */
+  readonly location: string;
+  /** What recovery did on open: work left `running`/`pending` by dead processes, marked interrupted. */
+  readonly recovered: { invocations: number; outcomes: number };
+
+  /** An invocation with its hook set and every outcome, by id or tool-use id. NotFoundError when absent. */
+  explain(ref: number | string): Promise<Explanation>;
+  /** Denied invocations, newest first, a page at a time. */
+  listDenials(filter: InvocationFilter, page: PageRequest): Promise<DenialPage>;
+  /** Denials counted per hook, tool, reason code, session or day. */
+  groupDenials(filter: InvocationFilter, groupBy: DenialGroupBy, options?: { limit?: number }): Promise<DenialGroups>;
+  /** Sessions, most recently active first, a page at a time. */
+  listSessions(filter: InvocationFilter, page: PageRequest): Promise<SessionPage>;
+  /** One session's invocations and outcomes in order. NotFoundError when the session has none. */
+  sessionTimeline(sessionId: string, page: PageRequest, filter?: InvocationFilter): Promise<SessionTimeline>;
+  /** Per-hook runs, failures and durations over a time window. */
+  hookHealth(options?: HealthOptions): Promise<HealthReport>;
+  /** Every selected invocation with its outcomes, oldest first, streamed (memory stays flat). */
+  exportRecords(filter: InvocationFilter): AsyncIterable<ExportRecord>;
+  /**
+   * The export as text, oldest first: JSON Lines, or CSV with its header line. Each chunk holds
+   * whole lines (an engine may join many into one chunk); `writeChunks` sends them to a stream.
+   */
+  exportText(filter: InvocationFilter, format: ExportFormat): AsyncIterable<string>;
+
+  /** Opens a replay selection (counts it and fixes its id range). */
+  replaySource(selection: ReplaySelection, batchSize?: number): Promise<ReplaySourceReader>;
+  /** A writer of replay runs. */
+  replayRuns(): ReplayRunWriter;
+  /** The most recent replay runs, newest first (default 20). */
+  listReplayRuns(options?: { limit?: number }): Promise<ReplayRunSummary[]>;
+  /** One replay run's summary. NotFoundError when absent. */
+  getReplayRun(runId: number): Promise<ReplayRunSummary>;
+  /** One replay run with its changes and baseline mismatches (`limit` caps each list). */
+  showReplayRun(runId: number, options?: { limit?: number }): Promise<ReplayRunDetail>;
+
+  /** Walks the tamper-evidence chain; the report lists what does not match. */
+  verify(options?: VerifyOptions): Promise<VerifyReport>;
+  /** Removes invocations started before a cutoff, in batches, keeping held and in-progress sessions. */
+  prune(options: PruneOptions): Promise<PruneReport>;
+  /** Places (or updates the reason of) a legal hold on a session. */
+  placeHold(sessionId: string, reason: string, heldBy?: string): Promise<LegalHold>;
+  /** Releases a hold. NotFoundError when the session is not held. */
+  releaseHold(sessionId: string): Promise<void>;
+  /** Every hold, with the session's invocation count now. */
+  listHolds(): Promise<LegalHold[]>;
+
+  /** Closes the connection(s). Every committed write is already durable. */
+  close(): Promise<void>;
+}
+
+/** SQLite: a file path (or `:memory:`) and the SQLite options. */
+export type SqliteOpenOptions = OpenLedgerOptions;
+/** PostgreSQL: a `postgres://` or `postgresql://` connection URL. */
+export interface PostgresOpenOptions {
+  url: string;
+}
+/** Where the ledger is. A `path` that is a PostgreSQL URL (as `--db`/`HOOKLEDGER_DB` may hold) opens PostgreSQL. */
+export type OpenOptions = SqliteOpenOptions | PostgresOpenOptions;
+
+/** What `postgres/engine.ts` exports: the one entry point the seam calls. */
+export interface PostgresEngineModule {
+  openPostgresLedger(options: PostgresOpenOptions): Promise<Ledger>;
+}
+
+/** Whether a `--db` value names a PostgreSQL server rather than a file. */
+export function isPostgresUrl(text: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(text);
+}
+
+/** A connection URL fit to print: user, host, port and database, never the password. */
+export function printableUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    return parsed.href;
+  } catch {
+    // Unparseable: show only the scheme, since anything after it may hold a password.
+    return `${url.split('://')[0] ?? 'postgres'}://…`;
+  }
+}
+
+/**
+ * Opens a ledger, choosing its engine once: a PostgreSQL URL loads the PostgreSQL engine (only
+ * then, so `hookledger claude` on SQLite never loads PostgreSQL code); anything else is a SQLite
+ * file. Throws LedgerError (`ledger_engine_unavailable`, `ledger_open_failed`, …) with one line.
+ */
+export async function openLedger(options: OpenOptions): Promise<Ledger> {
+  const url = 'url' in options ? options.url : isPostgresUrl(options.path) ? options.path : null;
+  if (url === null) {
+    const { SqliteLedger } = await import('./sqlite-ledger.js');
+    return SqliteLedger.open(options as SqliteOpenOptions);
+  }
+  const engine = await loadPostgresEngine(url);
+  return engine.openPostgresLedger({ url });
+}
+
+/** Where the compiled PostgreSQL engine is, from this module (dist/ledger/, src/ledger/ under tsx, or the claude bundle). */
+function postgresEngineUrl(): string {
+  const here = import.meta.url;
+  // The claude bundle (dist/bundle/claude.cjs) sits beside dist/ledger/.
+  return new URL(/\/bundle\/[^/]*$/.test(here) ? '../ledger/postgres/engine.js' : './postgres/engine.js', here).href;
+}
+
+/**
+ * Loads the PostgreSQL engine module. A build without it (or without its driver) fails with one
+ * line naming what is missing, not a module-resolution stack trace.
+ * @internal exported for the test that pins the message
+ */
+export async function loadPostgresEngine(url: string, moduleUrl = postgresEngineUrl()): Promise<PostgresEngineModule> {
+  let loaded: Record<string, unknown>;
+  try {
+    loaded = await importModule(moduleUrl);
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException)?.code === 'ERR_MODULE_NOT_FOUND' && String(error).includes('engine');
+    throw new LedgerError(
+      'ledger_engine_unavailable',
+      missing
+        ? `cannot open ${printableUrl(url)}: this hookledger has no PostgreSQL engine (${moduleUrl} is missing); use a SQLite file path, or a build with src/ledger/postgres/`
+        : `cannot open ${printableUrl(url)}: the PostgreSQL engine failed to load: ${describeThrown(error)}`,
+      { cause: error },
+    );
+  }
+  if (typeof loaded.openPostgresLedger !== 'function') {
+    throw new LedgerError('ledger_engine_unavailable', `cannot open ${printableUrl(url)}: ${moduleUrl} does not export openPostgresLedger`);
+  }
+  return loaded as unknown as PostgresEngineModule;
+}

@@ -5,10 +5,22 @@ import { parseInvocationFilter, parseTimeBound, type InvocationFilter } from '..
 
 /**
  * The invocation filter as URL query parameters, named like the CLI flags (`session`, `tool`,
- * `hook`, `reason-code`, `point`, `hook-set`, `decision`, `since`, `until`), so that a console
+ * `hook`, `reason-code`, `point`, `hook-set`, `decision`, `agent`, `host`, `since`, `until`), so that a console
  * URL and a command line say the same thing. Times take the CLI's forms (ISO or `7d`).
  */
-export const FILTER_PARAMS = ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'decision', 'since', 'until'] as const;
+export const FILTER_PARAMS = [
+  'session',
+  'tool',
+  'hook',
+  'reason-code',
+  'point',
+  'hook-set',
+  'decision',
+  'agent',
+  'host',
+  'since',
+  'until',
+] as const;
 export type FilterParam = (typeof FILTER_PARAMS)[number];
 
 /** The filter a query string asks for; a bad value is an InputError naming the parameter. */
@@ -27,6 +39,8 @@ export function filterFromQuery(query: URLSearchParams, allow: readonly FilterPa
   set('tool', 'toolName');
   set('hook', 'hookId');
   set('hook-set', 'hookSet');
+  set('agent', 'agent');
+  set('host', 'host');
   const reason = value('reason-code');
   if (reason !== undefined) {
     if (!(REASON_CODES as readonly string[]).includes(reason)) throw new InputError(`reason-code: unknown reason code "${reason}"`);

@@ -53,7 +53,7 @@ describe('console in a browser', () => {
     await Promise.all([page.waitForURL(/\/denials\?tool=Bash$/), page.click('button[type=submit]')]);
     const [cookie] = await context.cookies();
     expect(cookie).toMatchObject({ name: 'hookledger_console', httpOnly: true, sameSite: 'Strict' });
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe('');
     await Promise.all([page.waitForURL(`${server.url}/`), page.click('header .logout button')]);
     await page.goto(`${server.url}/sessions`);
     expect(page.url()).toContain('/?next=');
@@ -157,16 +157,16 @@ describe('console in a browser', () => {
     const { page, problems } = await consolePage({ width: 390, height: 844 });
     for (const path of ['/sessions', '/denials', '/invocations/20', '/hooks', '/replays', '/replays/1', '/integrity']) {
       await page.goto(`${server.url}${path}`);
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
       expect(overflow, path).toBeLessThanOrEqual(1);
     }
     await page.goto(`${server.url}/sessions`);
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
     const focused: string[] = [];
     for (let k = 0; k < 8; k++) {
       await page.keyboard.press('Tab');
-      focused.push((await page.evaluate(() => document.activeElement?.textContent?.trim())) ?? '');
+      focused.push((await page.evaluate<string | undefined>('document.activeElement?.textContent?.trim()')) ?? '');
     }
     expect(focused).toEqual(expect.arrayContaining(['Sessions', 'Denials', 'Hook health', 'Replays', 'Integrity']));
     expect(problems).toEqual([]);

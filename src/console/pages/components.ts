@@ -11,6 +11,8 @@ const LABELS: Record<FilterParam, string> = {
   point: 'Point',
   'hook-set': 'Hook set',
   decision: 'Decision',
+  agent: 'Agent',
+  host: 'Host',
   since: 'Since',
   until: 'Until',
 };

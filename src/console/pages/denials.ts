@@ -8,7 +8,7 @@ import { downloads, filterForm, invocationLink, pager, sessionLink } from './com
 import { inputText } from './sessions.js';
 
 /** Every filter `hookledger denials` has (the decision is always deny). */
-const FILTERS: readonly FilterParam[] = ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'since', 'until'];
+const FILTERS: readonly FilterParam[] = ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'since', 'until'];
 const PAGE = 50;
 const GROUPS_SHOWN = 30;
 

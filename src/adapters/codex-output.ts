@@ -3,12 +3,12 @@ import type { AgentAnswer } from './agent-answer.js';
 import { isRecord } from './agent-payload.js';
 import {
   capAnswerText,
-  confirmationRequiredReason,
+  confirmationRequired,
   decisionReason,
   joinedContext,
   rewriteRefusedReason,
   undecidedReason,
-} from './answer-text.js';
+} from './agent-answer.js';
 
 /**
  * Report → Codex CLI's answer (reference/other-agents-hooks.md, "OpenAI Codex CLI").
@@ -82,7 +82,7 @@ export function codexAnswer(report: Report, eventName: string | null): AgentAnsw
   if (style === 'permission_decision') {
     const deny = (why: string) => answer(specificOutput(event, withContext({ permissionDecision: 'deny', permissionDecisionReason: why })));
     if (report.decision === 'deny') return deny(reason!);
-    if (report.decision === 'ask') return deny(confirmationRequiredReason(report, 'Codex', 'the call is denied'));
+    if (report.decision === 'ask') return deny(confirmationRequired(report, 'Codex', event));
     if (modified) {
       if (!isRecord(report.modifiedInput)) return deny(rewriteRefusedReason(report, 'Codex only accepts an object as updatedInput'));
       return answer(
@@ -117,7 +117,7 @@ export function codexAnswer(report: Report, eventName: string | null): AgentAnsw
       return answer({ decision: 'block', reason: context !== null ? capAnswerText(`${why}\n\n${context}`) : why });
     };
     if (report.decision === 'deny') return block(reason!);
-    if (report.decision === 'ask') return block(confirmationRequiredReason(report, 'Codex'));
+    if (report.decision === 'ask') return block(confirmationRequired(report, 'Codex', event));
     if (event === 'UserPromptSubmit' && modified) {
       return block(rewriteRefusedReason(report, 'Codex cannot take a rewritten prompt, so it is blocked rather than sent unchanged'));
     }

@@ -3,12 +3,12 @@ import type { AgentAnswer } from './agent-answer.js';
 import { isRecord } from './agent-payload.js';
 import {
   capAnswerText,
-  confirmationRequiredReason,
+  confirmationRequired,
   decisionReason,
   joinedContext,
   rewriteRefusedReason,
   undecidedReason,
-} from './answer-text.js';
+} from './agent-answer.js';
 
 /**
  * Report → Gemini CLI's answer (reference/other-agents-hooks.md, "Google Gemini CLI"): a flat
@@ -74,7 +74,7 @@ export function geminiAnswer(report: Report, eventName: string | null, originalI
   };
 
   if (report.decision === 'deny' && blocking) return deny(reason!);
-  if (report.decision === 'ask' && blocking && event !== 'BeforeTool') return deny(confirmationRequiredReason(report, 'Gemini CLI'));
+  if (report.decision === 'ask' && blocking && event !== 'BeforeTool') return deny(confirmationRequired(report, 'Gemini CLI', event));
   if (modified && report.decision !== 'deny') {
     if (rewriteField === null) {
       if (event === 'BeforeAgent') {

@@ -68,7 +68,7 @@ const CASES: WireCase[] = [
         hookEventName: 'PreToolUse',
         permissionDecision: 'deny',
         permissionDecisionReason: reason(
-          /^\[hookledger\] confirmation required by confirm-push: pushes need a human; Codex cannot ask, so the call is denied \(hookledger explain \d+\)$/,
+          /^\[hookledger\] denied: confirm-push requires confirmation \(pushes need a human\), and Codex cannot ask at PreToolUse \(hookledger explain \d+\)$/,
         ),
       },
     },
@@ -220,7 +220,9 @@ const CASES: WireCase[] = [
     decision: 'ask',
     json: {
       decision: 'block',
-      reason: reason(/confirmation required by prompt-guard: a human must confirm this prompt; Codex cannot ask/),
+      reason: reason(
+        /denied: prompt-guard requires confirmation \(a human must confirm this prompt\), and Codex cannot ask at UserPromptSubmit/,
+      ),
     },
   },
   {

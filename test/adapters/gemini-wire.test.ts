@@ -161,7 +161,9 @@ const CASES: WireCase[] = [
     decision: 'ask',
     json: {
       decision: 'deny',
-      reason: reason(/confirmation required by prompt-guard: a human must confirm this prompt; Gemini CLI cannot ask/),
+      reason: reason(
+        /denied: prompt-guard requires confirmation \(a human must confirm this prompt\), and Gemini CLI cannot ask at BeforeAgent/,
+      ),
     },
   },
   {

@@ -188,7 +188,8 @@ describe('OTLP export', () => {
       headers: { authorization: 'Bearer a-test-token-of-16+' },
       body: fixture,
     });
-    expect((await response.json()).hookSpecificOutput.permissionDecision).toBe('deny');
+    const answer = (await response.json()) as { hookSpecificOutput: { permissionDecision: string } };
+    expect(answer.hookSpecificOutput.permissionDecision).toBe('deny');
     cli.child.kill('SIGTERM');
     expect((await cli.exited).code).toBe(0);
     expect(receiver.spans.filter((s) => s.parentSpanId === '').map((s) => s.attributes['hookledger.decision'])).toEqual(['deny']);

@@ -12,7 +12,7 @@ afterEach(async () => {
   receiver = null;
 });
 
-describe('telemetry and the claude bundle', () => {
+describe('telemetry and the claude bundle', { timeout: 120_000 }, () => {
   it('keeps OpenTelemetry out of the bundle that starts on every event', async () => {
     const dir = tempDir();
     const launcher = await buildClaudeBundle(join(dir, 'dist', 'bundle', 'claude.mjs'));

@@ -19,6 +19,7 @@ export const command: Command = {
     POST /v1/invocations          an invocation (or Claude payload) → the report
     GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
     GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=
+    GET  /metrics                 Prometheus metrics (docs/telemetry.md)
     GET  /healthz
   --port      default ${DEFAULT_PORT} (0 picks a free port)
   --host      default 127.0.0.1; anything else exposes the ledger to the network
@@ -51,9 +52,13 @@ ${OTEL_USAGE}`,
     const ledger = openLedgerFor(args, io);
     try {
       const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
+      // Metrics are loaded here only: no other command pays for prom-client.
+      const { createHookMetrics } = await import('../../telemetry/metrics.js');
+      const metrics = createHookMetrics({ backgroundPending: () => runner.backgroundPending });
       const runner = runnerFor(args, io, {
         hookSet,
         ledger,
+        observers: [metrics.observe],
         loadTelemetryNow: true,
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
@@ -64,6 +69,7 @@ ${OTEL_USAGE}`,
         onError: policy,
         maxBodyBytes,
         log: (line) => io.stderr.write(`${line}\n`),
+        metrics: () => metrics.render(),
       });
       const address = await server.listen(port, host).catch((error: unknown) => {
         throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);

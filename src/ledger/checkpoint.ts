@@ -42,7 +42,8 @@ const COMMITS = 0;
 const STOP = 1;
 const CLOSED = 2;
 const CHECKPOINTS = 3;
-const SLOTS = 4;
+const OPENED = 4;
+const SLOTS = 5;
 
 /** How long close() waits for the worker to let go of its connection, ms. */
 const CLOSE_WAIT_MS = 5_000;
@@ -57,6 +58,7 @@ try {
   if (Atomics.load(state, ${STOP}) === 0) {
     const Database = require(workerData.driver);
     db = new Database(workerData.path);
+    Atomics.store(state, ${OPENED}, 1);
     // How long FULL waits for the write lock (a decision's transaction ends in well under a
     // millisecond) and for a reader of an older snapshot; holding the write lock while it waits
     // for a long report would stall decisions, so it gives up soon and tries next round.
@@ -131,7 +133,8 @@ export class Checkpointer {
     if (this.worker === null) return;
     Atomics.store(this.state, STOP, 1);
     Atomics.notify(this.state, STOP);
-    Atomics.wait(this.state, CLOSED, 0, CLOSE_WAIT_MS);
+    // A worker still starting up sees STOP and never opens; one that has opened is waited for.
+    if (Atomics.load(this.state, OPENED) === 1) Atomics.wait(this.state, CLOSED, 0, CLOSE_WAIT_MS);
     process.off('exit', this.onExit);
     void this.worker.terminate();
     this.worker = null;

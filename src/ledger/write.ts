@@ -11,6 +11,7 @@ import { ChainAppender, INVOCATION_SELECT, invocationEntry, OUTCOME_SELECT, outc
 import { checkpointerFor, type Checkpointer } from './checkpoint.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
+import { RollupKeeper } from './rollup-upkeep.js';
 import { guardWrite } from './sqlite-errors.js';
 import { inputPathOf, redactOutcome, storedDecision } from './stored-form.js';
 
@@ -78,6 +79,7 @@ export class LedgerWriter {
   private readonly chained: boolean;
   private readonly appender: ChainAppender;
   private readonly checkpointer: Checkpointer;
+  private readonly rollupKeeper: RollupKeeper;
   private readonly selectInvocationRow: Database.Statement<[number], RawRow>;
   private readonly selectOutcomeRow: Database.Statement<[number], RawRow>;
   private readonly commitBackground: (id: number, params: Record<string, unknown>) => void;
@@ -98,6 +100,7 @@ export class LedgerWriter {
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
     this.checkpointer = checkpointerFor(s, ledger.path);
+    this.rollupKeeper = new RollupKeeper(ledger);
     this.selectInvocationRow = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectOutcomeRow = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectHookSet = s.prepare('SELECT id FROM hook_sets WHERE fingerprint = ?').pluck() as Database.Statement<[string], number>;
@@ -205,6 +208,7 @@ export class LedgerWriter {
     this.commitFinal = (...args) => {
       const pendingIds = commit.immediate(...args);
       this.checkpointer.committed();
+      this.rollupKeeper.committed();
       return pendingIds;
     };
   }

@@ -147,31 +147,42 @@ const INVOCATION_JSON = `format('{"id":%s,"startedAt":%s,"finishedAt":%s,"durati
   coalesce(i.context_json, '[]'), coalesce(i.redactions_json, '[]'), i.invocation_json, ${num('i.raw_json')}, ${num('i.pid')}, ${str('i.host')},
   coalesce((SELECT group_concat(${OUTCOME_JSON}, ',' ORDER BY ${OUTCOME_ORDER.replace(/(^|, )(?=[a-z])/g, '$1o.')}) FROM outcomes o WHERE o.invocation_id = i.id), ''))`;
 
-/** Bytes per write to the output stream. */
-const WRITE_BYTES = 65_536;
+/**
+ * Characters per write to the output stream. Below V8's large-object size (128 KiB), like the
+ * batches: strings that size die young and are collected cheaply, whereas large ones wait for
+ * a full collection, and the heap grew past 80 MB with them.
+ */
+const WRITE_CHARS = 32_768;
+
+/** Invocations per query in the streaming formats (a line is a few KiB of JSON, or 200 bytes of CSV). */
+const LINE_BATCH = 16;
 
 /** The lines of one batch of invocations, ready to write. */
 interface LineBatch {
-  data: Buffer;
+  text: string;
   rows: number;
 }
 
 /**
- * JSON Lines, `BATCH` invocations per keyset query (as `exportRows`), each line built by SQLite
- * (`INVOCATION_JSON`) and read as a Buffer: no row objects, no UTF-8 decoding and re-encoding.
+ * JSON Lines, `LINE_BATCH` invocations per keyset query (as `exportRows`), the batch's lines
+ * built and joined by SQLite (`INVOCATION_JSON`) and read as one string: no row objects, and
+ * nothing outside the JavaScript heap, whose collector then sees all the garbage (a Buffer
+ * per line piled up tens of MB before a collection).
  */
 function* jsonLines(ledger: Ledger, filter: InvocationFilter): Generator<LineBatch> {
   const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
-  const batch = prepared<unknown[], [number, Buffer]>(
+  const batch = prepared<unknown[], [number | null, number, string | null]>(
     ledger,
-    `SELECT i.id, CAST(${INVOCATION_JSON} || char(10) AS BLOB) FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where} ORDER BY i.id LIMIT ${BATCH}`,
+    `SELECT max(id), count(*), group_concat(line, '' ORDER BY id) FROM (
+       SELECT i.id, ${INVOCATION_JSON} || char(10) AS line FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where}
+       ORDER BY i.id LIMIT ${LINE_BATCH})`,
   ).raw();
   let last = 0;
   for (;;) {
-    const rows = batch.all(...params, last);
-    if (rows.length === 0) return;
-    last = rows[rows.length - 1]![0];
-    yield { data: Buffer.concat(rows.map((row) => row[1])), rows: rows.length };
+    const [max, rows, text] = batch.get(...params, last)!;
+    if (max === null || text === null) return;
+    last = max;
+    yield { text, rows };
   }
 }
 
@@ -204,13 +215,18 @@ export const CSV_COLUMNS = [
 
 /** One CSV line (RFC 4180 quoting, no line terminator). */
 export function csvLine(values: readonly (string | number | boolean | null)[]): string {
-  return values
-    .map((v) => {
-      if (v === null) return '';
-      const text = String(v);
-      return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-    })
-    .join(',');
+  let line = '';
+  for (let k = 0; k < values.length; k++) line += k === 0 ? csvCell(values[k]!) : `,${csvCell(values[k]!)}`;
+  return line;
+}
+
+const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+
+/** One CSV cell, quoted where RFC 4180 (or a leading or trailing space) needs it. */
+function csvCell(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  if (typeof v !== 'string') return String(v);
+  return NEEDS_QUOTES.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /**
@@ -249,31 +265,13 @@ interface CsvFields {
 }
 
 function csvFieldsLine(f: CsvFields): string {
-  return csvLine([
-    f.id,
-    f.startedAt,
-    new Date(f.startedAt).toISOString(),
-    f.durationUs,
-    csvText(f.point),
-    csvText(f.eventName),
-    csvText(f.sessionId),
-    f.turn,
-    csvText(f.toolName),
-    csvText(f.toolUseId),
-    csvText(f.agent),
-    csvText(f.status),
-    csvText(f.decision),
-    csvText(f.decisiveHookId),
-    csvText(f.reasonCode),
-    csvText(f.message),
-    f.modified,
-    f.hooks,
-    f.failures,
-    f.timeouts,
-    csvText(f.hookSetName),
-    csvText(f.hookSetVersion),
-    csvText(f.hookSetFingerprint),
-  ]);
+  const t = (text: string | null) => csvCell(csvText(text));
+  return (
+    `${f.id},${f.startedAt},${new Date(f.startedAt).toISOString()},${csvCell(f.durationUs)},${t(f.point)},${t(f.eventName)}` +
+    `,${t(f.sessionId)},${csvCell(f.turn)},${t(f.toolName)},${t(f.toolUseId)},${t(f.agent)},${t(f.status)},${t(f.decision)}` +
+    `,${t(f.decisiveHookId)},${t(f.reasonCode)},${t(f.message)},${f.modified},${f.hooks},${f.failures},${f.timeouts}` +
+    `,${t(f.hookSetName)},${t(f.hookSetVersion)},${t(f.hookSetFingerprint)}`
+  );
 }
 
 /** The CSV row of a record. */
@@ -291,33 +289,82 @@ export function csvRow(r: ExportRecord): string {
 }
 
 /**
- * CSV lines, `BATCH` invocations per keyset query: only the columns the CSV has (never the
+ * CSV lines, `LINE_BATCH` invocations per keyset query: only the columns the CSV has (never the
  * stored JSON), the outcome counts from the outcomes index, as `csvRow` writes them.
  */
 function* csvLines(ledger: Ledger, filter: InvocationFilter): Generator<LineBatch> {
   const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
-  const batch = prepared<unknown[], CsvFields>(
+  const batch = prepared<unknown[], CsvRaw>(
     ledger,
-    `SELECT i.id, i.started_at AS startedAt, i.duration_us AS durationUs, i.point, i.event_name AS eventName, i.session_id AS sessionId,
-       i.turn, i.tool_name AS toolName, i.tool_use_id AS toolUseId, i.agent, i.status, i.decision, i.decisive_hook_id AS decisiveHookId,
-       i.reason_code AS reasonCode, i.message, i.modified_input_json IS NOT NULL AS modified,
-       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id) AS hooks,
-       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed') AS failures,
-       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out') AS timeouts,
-       h.name AS hookSetName, h.version AS hookSetVersion, h.fingerprint AS hookSetFingerprint
-     FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where} ORDER BY i.id LIMIT ${BATCH}`,
-  );
+    `SELECT i.id, i.started_at, i.duration_us, i.point, i.event_name, i.session_id, i.turn, i.tool_name, i.tool_use_id, i.agent,
+       i.status, i.decision, i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json IS NOT NULL,
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id),
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed'),
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out'),
+       h.name, h.version, h.fingerprint
+     FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where} ORDER BY i.id LIMIT ${LINE_BATCH}`,
+  ).raw();
   let last = 0;
   for (;;) {
     const rows = batch.all(...params, last);
     if (rows.length === 0) return;
-    last = rows[rows.length - 1]!.id;
-    // One Buffer per batch: a Buffer per line would cost more than the line.
+    last = rows[rows.length - 1]![0];
     let text = '';
-    for (const row of rows) text += `${csvFieldsLine({ ...row, modified: Boolean(row.modified) })}\r\n`;
-    yield { data: Buffer.from(text), rows: rows.length };
+    for (const r of rows) {
+      text += `${csvFieldsLine({
+        id: r[0],
+        startedAt: r[1],
+        durationUs: r[2],
+        point: r[3],
+        eventName: r[4],
+        sessionId: r[5],
+        turn: r[6],
+        toolName: r[7],
+        toolUseId: r[8],
+        agent: r[9],
+        status: r[10],
+        decision: r[11],
+        decisiveHookId: r[12],
+        reasonCode: r[13],
+        message: r[14],
+        modified: r[15] === 1,
+        hooks: r[16],
+        failures: r[17],
+        timeouts: r[18],
+        hookSetName: r[19],
+        hookSetVersion: r[20],
+        hookSetFingerprint: r[21],
+      })}\r\n`;
+    }
+    yield { text, rows: rows.length };
   }
 }
+
+/** A row of the CSV query, positionally (raw rows cost less than objects). */
+type CsvRaw = [
+  number,
+  number,
+  number | null,
+  string,
+  string | null,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number,
+  number,
+  number,
+  string,
+  string,
+  string,
+];
 
 /**
  * Writes the export to a stream (stdout, an HTTP response, a file), one line per
@@ -335,30 +382,27 @@ export async function writeExport(
     throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
   }
   let count = 0;
-  // Batches are coalesced into writes of 64 KiB or more: one write per line costs more than the query.
-  let pending: Buffer[] = format === 'csv' ? [Buffer.from(`${csvLine(CSV_COLUMNS)}\r\n`)] : [];
-  let pendingBytes = pending[0]?.length ?? 0;
+  // Batches are coalesced into writes of 64 KiB: one write per line costs more than the query.
+  let pending = format === 'csv' ? `${csvLine(CSV_COLUMNS)}\r\n` : '';
   // A consumer that goes away (`| head`) surfaces as an error event: stop reading the ledger then.
   let failed: Error | null = null;
   const onError = (error: Error) => (failed = error);
   out.on('error', onError);
   const flush = async () => {
-    const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
-    pending = [];
-    pendingBytes = 0;
-    // At most WRITE_BYTES per write, so that a slow consumer never holds much more than that.
-    for (let at = 0; at < data.length; at += WRITE_BYTES) {
+    const text = pending;
+    pending = '';
+    // At most WRITE_CHARS per write, so that a slow consumer never holds much more than that.
+    for (let at = 0; at < text.length; at += WRITE_CHARS) {
       if (failed) throw failed;
-      if (!out.write(data.subarray(at, at + WRITE_BYTES))) await once(out, 'drain');
+      if (!out.write(text.slice(at, at + WRITE_CHARS))) await once(out, 'drain');
     }
   };
   try {
     const lines = format === 'csv' ? csvLines(ledger, filter) : jsonLines(ledger, filter);
-    for (const { data, rows } of lines) {
-      pending.push(data);
-      pendingBytes += data.length;
+    for (const { text, rows } of lines) {
+      pending += text;
       count += rows;
-      if (pendingBytes >= WRITE_BYTES) await flush();
+      if (pending.length >= WRITE_CHARS) await flush();
     }
     if (failed) throw failed;
     if (pending.length > 0) await flush();

@@ -16,6 +16,7 @@ import { defineHooks, type HookSet, type ResolvedHook } from '../src/domain/hook
 import { normaliseInvocation, type Invocation } from '../src/domain/invocation.js';
 import type { Outcome } from '../src/domain/outcomes.js';
 import type { Decision, ReasonCode } from '../src/domain/results.js';
+import { catchUpRollup } from '../src/ledger/rollup-upkeep.js';
 import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
 import { seededRandom } from './bench-support.js';
@@ -504,6 +505,9 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
       log(`  index ${name} rebuilt, ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)}s`);
     }
   }
+  // What writers do hour by hour as they commit (ledger/rollup-upkeep.ts), for the whole history at once.
+  catchUpRollup(ledger);
+  log(`  hook-health rollup built, ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)}s`);
   ledger.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   ledger.close();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;

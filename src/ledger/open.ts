@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../domain/errors.js';
+import { stopCheckpointer } from './checkpoint.js';
 import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
 import * as schema from './schema.js';
@@ -22,6 +23,8 @@ export interface OpenLedgerOptions {
   createDirectory?: boolean;
   /** Open without writing: no migrations, no recovery. */
   readonly?: boolean;
+  /** SQLite's page cache, KiB (default SQLite's, ~2 MB). A one-pass reader (export) sets it small. */
+  cacheSizeKiB?: number;
 }
 
 /** An open ledger: the raw connection (for prepared statements) and drizzle over it (for queries). */
@@ -66,10 +69,15 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
       sqlite.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     }
     sqlite.pragma('foreign_keys = ON');
+    if (options.cacheSizeKiB !== undefined) sqlite.pragma(`cache_size = -${Math.max(1, Math.floor(options.cacheSizeKiB))}`);
     const db = drizzle(sqlite, { schema });
     if (!options.readonly) applyMigrations(sqlite);
     const recovered = options.readonly ? { invocations: 0, outcomes: 0 } : recoverDeadWriters(sqlite);
-    return { path, sqlite, db, recovered, close: () => sqlite.close() };
+    const close = () => {
+      stopCheckpointer(sqlite); // its worker's connection first, so this close checkpoints as the last one
+      sqlite.close();
+    };
+    return { path, sqlite, db, recovered, close };
   } catch (error) {
     sqlite.close();
     if (error instanceof LedgerError) throw error;

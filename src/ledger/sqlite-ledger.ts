@@ -15,9 +15,6 @@ import type * as schema from './schema.js';
 import type { VerifyOptions } from './verify.js';
 import { LedgerWriter } from './write.js';
 
-/** Export text is handed on in chunks of about this many characters (one await per chunk, not per line). */
-const EXPORT_CHUNK = 65_536;
-
 /**
  * The SQLite engine: the `Ledger` interface over one better-sqlite3 connection. Every method
  * delegates to the module that does the work (write.ts, queries/*, verify.ts, prune.ts, …);
@@ -81,15 +78,8 @@ export class SqliteLedger implements Ledger, SqliteHandle {
     yield* (await import('./queries/export.js')).exportRecords(this.handle, filter);
   }
   async *exportText(filter: InvocationFilter, format: ExportFormat): AsyncGenerator<string> {
-    let chunk = '';
-    for (const line of (await import('./queries/export.js')).exportLines(this.handle, filter, format)) {
-      chunk += line;
-      if (chunk.length >= EXPORT_CHUNK) {
-        yield chunk;
-        chunk = '';
-      }
-    }
-    if (chunk.length > 0) yield chunk;
+    // Each chunk is a batch of invocations (queries/export.ts), so the await is per batch, not per line.
+    yield* (await import('./queries/export.js')).exportLines(this.handle, filter, format);
   }
 
   async replaySource(selection: ReplaySelection, batchSize?: number): Promise<ReplaySourceReader> {

@@ -5,6 +5,7 @@ import type { Outcome, Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
 import { BackgroundDispatcher } from './background.js';
 import { runForegroundPass } from './foreground.js';
+import type { RunObservation, RunObserver } from './observer.js';
 import { blankOutcome } from './outcome.js';
 import type { MaybePromise, RecorderOptions, RecordingLedger } from './recorder.js';
 import { HookIndex } from './select.js';
@@ -15,6 +16,12 @@ export interface RunnerOptions {
   ledger: RecordingLedger;
   /** Called when recording a background hook's outcome fails (the caller already has its decision). */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * Told of every recorded decision and completed background outcome (telemetry, metrics), on a
+   * later turn of the event loop: it never changes or delays a decision. What it throws goes to
+   * `onBackgroundError`.
+   */
+  observer?: RunObserver;
   /**
    * Write-path options; only the integrity benchmark sets them (chaining off, to measure it).
    * @internal
@@ -62,6 +69,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const writing = new Set<Promise<void>>();
   const background = new BackgroundDispatcher(hookSet.backgroundConcurrency);
   const reportBackgroundError = options.onBackgroundError ?? (() => {});
+  const observer = options.observer;
 
   async function run(input: InvocationInput | Invocation): Promise<Report> {
     const invocation = frozenInvocation(parseInvocation(input));
@@ -69,9 +77,11 @@ export function createRunner(options: RunnerOptions): Runner {
     const t0 = process.hrtime.bigint();
     const selection = index.select(invocation);
     const setId = hookSetId ?? (await registering!);
+    const w0 = process.hrtime.bigint();
     // Awaited only when the engine returned a promise: see MaybePromise.
     const begun = writer.begin(setId, invocation, startedAt);
     const invocationId = typeof begun === 'number' ? begun : await begun;
+    let writeNs = process.hrtime.bigint() - w0;
 
     const pass = await runForegroundPass(selection.foreground, invocation, hookSet.strategy, { replay: false, invocationId });
 
@@ -91,8 +101,10 @@ export function createRunner(options: RunnerOptions): Runner {
       additionalContext: pass.additionalContext,
       durationUs,
     };
+    const w1 = process.hrtime.bigint();
     const finished = writer.finish(invocationId, result, outcomes);
     const pendingRowIds = Array.isArray(finished) ? finished : await finished;
+    writeNs += process.hrtime.bigint() - w1;
 
     if (!denied) {
       const ranCount = pass.outcomes.filter((o) => o.executionOrder !== null).length;
@@ -107,12 +119,27 @@ export function createRunner(options: RunnerOptions): Runner {
           executionOrder,
           replay: false,
           onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
-          onDone: (outcome) => guard(() => writer.completeBackground(rowId, outcome)),
+          onDone: (outcome) => {
+            const b0 = process.hrtime.bigint();
+            guard(() => writer.completeBackground(rowId, outcome));
+            if (observer) {
+              const ledgerWriteUs = Number((process.hrtime.bigint() - b0) / 1000n);
+              notify({
+                kind: 'background_done',
+                hookSet,
+                invocation,
+                invocationId,
+                outcome,
+                ledgerWriteUs,
+                backgroundPending: background.size,
+              });
+            }
+          },
         });
       });
     }
 
-    return {
+    const report: Report = {
       invocationId,
       hookSet: { id: setId, name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint },
       point: invocation.point,
@@ -120,6 +147,15 @@ export function createRunner(options: RunnerOptions): Runner {
       outcomes,
       startedAt,
     };
+    if (observer) {
+      notify({ kind: 'decided', hookSet, invocation, report, ledgerWriteUs: Number(writeNs / 1000n), backgroundPending: background.size });
+    }
+    return report;
+  }
+
+  /** Hands an observation to the observer after the caller has its decision. */
+  function notify(observation: RunObservation): void {
+    setImmediate(() => guard(() => observer!(observation)));
   }
 
   function guard(write: () => MaybePromise<void>): void {

@@ -5,7 +5,6 @@
  */
 import { describeThrown, LedgerError } from '../domain/errors.js';
 import type { ReplayRunStatus, ReplayTotals } from '../domain/replay.js';
-import type { HookSet } from '../domain/hooks.js';
 import type { RecordingLedger } from '../runner/recorder.js';
 import { importModule } from '../runtimes/import-module.js';
 import type { OpenLedgerOptions } from './open.js';
@@ -20,7 +19,7 @@ import type { ReplayRunDetail, ReplayRunSummary } from './queries/replay-runs.js
 import type { ReplayOutcomeRow, ReplaySelection, ReplaySourceRow } from './queries/replay-source.js';
 import type { SessionPage, SessionTimeline } from './queries/sessions.js';
 import type { LegalHold } from './holds.js';
-import type { ReplayResultRecord, ReplayRunOptions } from './replay-store.js';
+import type { ReplayResultRecord, ReplayRunStart } from './replay-store.js';
 import type { VerifyOptions, VerifyReport } from './verify.js';
 
 /** The storage engines hookledger has. */
@@ -42,14 +41,7 @@ export interface ReplaySourceReader {
 /** Writes replay runs and their results; never the live invocations and outcomes. */
 export interface ReplayRunWriter {
   /** Records a new run `running` (first marking runs of dead processes on this host incomplete); returns its id. */
-  startRun(run: {
-    hookSet: HookSet;
-    baseline: HookSet | null;
-    selection: ReplaySelection;
-    options: ReplayRunOptions;
-    startedAt: number;
-    totals: ReplayTotals;
-  }): Promise<number>;
+  startRun(run: ReplayRunStart): Promise<number>;
   /** Stores a batch of results in one transaction, with the run's totals so far. */
   append(runId: number, records: ReplayResultRecord[], totals: ReplayTotals): Promise<void>;
   /** Sets the run's final status and totals. */

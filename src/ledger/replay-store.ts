@@ -26,6 +26,16 @@ export interface ReplayRunOptions {
   withBackground: boolean;
 }
 
+/** A replay run as it starts: what is replayed, against what, how. */
+export interface ReplayRunStart {
+  hookSet: HookSet;
+  baseline: HookSet | null;
+  selection: ReplaySelection;
+  options: ReplayRunOptions;
+  startedAt: number;
+  totals: ReplayTotals;
+}
+
 /**
  * Writes replay runs and their results, and nothing else: replay never touches the live
  * `invocations` and `outcomes` tables. Results are inserted a batch per transaction, together
@@ -81,14 +91,7 @@ export class ReplayStore {
   }
 
   /** Records a new run as `running`; first marks runs of dead processes on this host as incomplete. */
-  startRun(run: {
-    hookSet: HookSet;
-    baseline: HookSet | null;
-    selection: ReplaySelection;
-    options: ReplayRunOptions;
-    startedAt: number;
-    totals: ReplayTotals;
-  }): number {
+  startRun(run: ReplayRunStart): number {
     const hookSetId = this.hookSetId(run.hookSet);
     const baselineHookSetId = run.baseline ? this.hookSetId(run.baseline) : null;
     return this.guard('record the replay run', () => {

@@ -278,10 +278,14 @@ export class LedgerWriter {
   /**
    * Commits the final state and every outcome in one transaction. Background outcomes are
    * inserted `pending`; their row ids are returned in the order given, for `completeBackground`.
+   *
+   * `finishedAt` (default now) is stored and covered by the chain link in the same commit: a
+   * writer with its own clock (a synthetic history, an import) passes it here, because a row
+   * changed after its link is exactly what `verify` reports as tampering.
    */
-  finish(invocationId: number, result: InvocationResult, outcomes: Outcome[]): number[] {
+  finish(invocationId: number, result: InvocationResult, outcomes: Outcome[], finishedAt: number = Date.now()): number[] {
     try {
-      return this.guard('commit the decision', () => this.commitFinal(invocationId, result, Date.now(), outcomes));
+      return this.guard('commit the decision', () => this.commitFinal(invocationId, result, finishedAt, outcomes));
     } finally {
       this.open.delete(invocationId);
     }

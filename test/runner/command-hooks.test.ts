@@ -60,14 +60,15 @@ describe('command hooks through the runner', () => {
     const pidFile = join(tempDir(), 'pids');
     const { runner } = setup([
       {
-        ...guard('hang', 'hang.py', { timeoutMs: 400 }),
+        // Long enough for python to start and record its pids on a loaded machine (at 400 ms it raced).
+        ...guard('hang', 'hang.py', { timeoutMs: 2000 }),
         command: { command: 'python3', args: [fixture('hang.py')], env: { PID_FILE: pidFile } },
       },
     ]);
     const report = await runner.run(bash('ls'));
     expect(report).toMatchObject({ decision: 'deny', reasonCode: 'timeout', decisiveHookId: 'hang' });
-    expect(report.outcomes[0]).toMatchObject({ status: 'timed_out', failureReason: 'timeout', timeoutMs: 400 });
-    expect(report.outcomes[0]!.durationUs).toBeGreaterThanOrEqual(390_000);
+    expect(report.outcomes[0]).toMatchObject({ status: 'timed_out', failureReason: 'timeout', timeoutMs: 2000 });
+    expect(report.outcomes[0]!.durationUs).toBeGreaterThanOrEqual(1_990_000);
     expect(report.outcomes[0]!.durationUs).toBeLessThan(10_000_000);
     const [pid, pgid, child] = readFileSync(pidFile, 'utf8').trim().split(' ').map(Number) as [number, number, number];
     expect(await eventually(() => groupGone(pgid) && processGone(pid) && processGone(child), 5000)).toBe(true);

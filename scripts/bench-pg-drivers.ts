@@ -56,14 +56,16 @@ function pgDriver(url: string, size: number): Driver {
       await pool.query({ name: 'ping', text: 'SELECT 1' });
     },
     async invocation(writer, n) {
-      const id = (await pool.query({ name: 'ins_inv', text: INSERT_INV, values: ['pre_tool_use', `s${n % 50}`, payload, Date.now(), writer] }))
-        .rows[0].id as string;
+      const id = (
+        await pool.query({ name: 'ins_inv', text: INSERT_INV, values: ['pre_tool_use', `s${n % 50}`, payload, Date.now(), writer] })
+      ).rows[0].id as string;
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         await client.query({ name: 'upd_inv', text: UPDATE_INV, values: ['allow', Date.now(), id] });
         for (let k = 0; k < 3; k++) await client.query({ name: 'ins_out', text: INSERT_OUT, values: [id, `hook-${k}`, 'allow', 120] });
-        const seq = (await client.query({ name: 'lock_head', text: LOCK_HEAD, values: [writer, 'h'.repeat(64)] })).rows[0].head_seq as string;
+        const seq = (await client.query({ name: 'lock_head', text: LOCK_HEAD, values: [writer, 'h'.repeat(64)] })).rows[0]
+          .head_seq as string;
         await client.query({ name: 'ins_link', text: INSERT_LINK, values: [writer, seq, id, 'p'.repeat(64), 'h'.repeat(64)] });
         await client.query('COMMIT');
       } catch (error) {
@@ -120,7 +122,11 @@ async function measure(driver: Driver, clients: number, run: (i: number) => Prom
 
 const server = await PostgresServer.start({ durable: true });
 try {
-  console.log(`load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${server.binaries.source} PostgreSQL, fsync on; ${total} invocations per cell`);
+  console.log(
+    `load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${server.binaries.source} PostgreSQL, fsync on; ${total} invocations per cell`,
+  );
   const rows: Awaited<ReturnType<typeof measure>>[] = [];
   for (const clients of clientCounts) {
     for (const make of [pgDriver, postgresJsDriver]) {
@@ -143,7 +149,9 @@ try {
   }
   for (const clients of clientCounts) {
     const [a, b] = rows.filter((r) => r.clients === clients);
-    console.log(`clients ${clients}: pg/postgres inv/s ratio ${(a!.perSecond / b!.perSecond).toFixed(2)}, p50 ratio ${(a!.p50 / b!.p50).toFixed(2)}`);
+    console.log(
+      `clients ${clients}: pg/postgres inv/s ratio ${(a!.perSecond / b!.perSecond).toFixed(2)}, p50 ratio ${(a!.p50 / b!.p50).toFixed(2)}`,
+    );
   }
 } finally {
   await server.stop();

@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { LedgerError } from '../../domain/errors.js';
 import { describePgError } from './errors.js';
+import { displayUrl } from './url.js';
+
+export { displayUrl, isPostgresUrl } from './url.js';
 
 /**
  * The connection pool of a PostgreSQL ledger (node-postgres; docs/postgres.md says why this
@@ -28,23 +31,6 @@ export interface PostgresConnectionOptions {
   connectTimeoutMs?: number;
   /** The server cancels any one statement running longer, ms. Default 30000. */
   statementTimeoutMs?: number;
-}
-
-/** Whether a `--db` value names a PostgreSQL ledger rather than a SQLite file. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(?:ql)?:\/\//i.test(value);
-}
-
-/** The URL without its password (and without a `password` parameter), for messages. */
-export function displayUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '';
-    parsed.searchParams.delete('password');
-    return parsed.toString().replace(/^(postgres(?:ql)?:\/\/[^@/]*):@/i, '$1@');
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
 }
 
 /**

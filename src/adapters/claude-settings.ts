@@ -38,8 +38,18 @@ export type ClaudeMatcherGroup = z.infer<typeof groupSchema>;
 
 const hooksSchema = z.record(z.string(), z.array(groupSchema));
 
-/** Events `install-claude` registers by default: every event that has a hookledger point. */
-export const DEFAULT_INSTALL_EVENTS: readonly string[] = Object.keys(CLAUDE_EVENT_POINTS);
+/** Every Claude Code event hookledger has a point for: what `install-claude --events` accepts. */
+export const INSTALLABLE_EVENTS: readonly string[] = Object.keys(CLAUDE_EVENT_POINTS);
+
+/**
+ * Events installed only when named in `--events`: a WorktreeCreate hook replaces Claude Code's
+ * own worktree creation (the hook set must make the worktree and answer its path), and
+ * MessageDisplay fires for every batch of streamed text, a process per batch for a display rewrite.
+ */
+export const OPT_IN_EVENTS: ReadonlySet<string> = new Set(['WorktreeCreate', 'MessageDisplay']);
+
+/** Events `install-claude` registers by default: every installable event but the opt-in ones. */
+export const DEFAULT_INSTALL_EVENTS: readonly string[] = INSTALLABLE_EVENTS.filter((e) => !OPT_IN_EVENTS.has(e));
 
 /** Claude Code refuses `http` handlers on these events (section 1, "Which types each event accepts"). */
 const COMMAND_ONLY_EVENTS: ReadonlySet<string> = new Set(['SessionStart', 'Setup']);

@@ -25,7 +25,7 @@ const STDERR_EXCERPT_LIMIT = 500;
 const STOP_POINTS: ReadonlySet<Point> = new Set<Point>(['stop', 'subagent_stop']);
 
 /** Points where Claude Code adds a hook's plain-text stdout to the model's context. */
-const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prompt_submit', 'session_start']);
+const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prompt_submit', 'session_start', 'user_prompt_expansion']);
 
 /**
  * Fields whose values come from the invocation rather than from `raw`: earlier hooks in the
@@ -127,6 +127,7 @@ const hookSpecificOutputSchema = z.looseObject(
     updatedInput: jsonObject(),
     additionalContext: text(),
     decision: permissionRequestDecisionSchema.nullish(),
+    worktreePath: text(),
   },
   expected('an object'),
 );
@@ -229,6 +230,8 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
   const verdict = verdicts.includes('deny') ? 'deny' : verdicts.includes('ask') ? 'ask' : verdicts.includes('allow') ? 'allow' : undefined;
 
   const reason = nonBlank(specific?.permissionDecisionReason) ?? nonBlank(out.reason);
+  const worktreePath = point === 'worktree_create' ? nonBlank(specific?.worktreePath) : undefined;
+  if (verdict === undefined && worktreePath !== undefined) return { decision: 'allow', message: worktreePath.trim(), ...extra };
   if (verdict === 'deny') {
     const message =
       nonBlank(permissionRequest?.behavior === 'deny' ? permissionRequest.message : undefined) ?? reason ?? `denied by ${who}`;
@@ -270,6 +273,8 @@ export function readClaudeHookOutput(output: ProcessOutput, point: Point, hookId
   if (stdout === '') return undefined;
   if (stdout.startsWith('{')) return readClaudeJsonOutput(parseJsonOutput(stdout, 'stdout'), point, hookId, 'stdout JSON');
   if (PLAIN_TEXT_CONTEXT_POINTS.has(point)) return { additionalContext: capText(stdout) };
+  // A WorktreeCreate hook made the worktree and prints its path last: that is its approval.
+  if (point === 'worktree_create') return { decision: 'allow', message: stdout.split('\n').pop()!.trim() };
   return undefined;
 }
 

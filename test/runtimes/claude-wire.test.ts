@@ -106,7 +106,8 @@ describe('pointForClaudeEvent', () => {
   it('maps known events and sends everything else to other', () => {
     expect(pointForClaudeEvent('PreToolUse')).toBe('pre_tool_use');
     expect(pointForClaudeEvent('StopFailure')).toBe('error');
-    expect(pointForClaudeEvent('WorktreeCreate')).toBe('other');
+    expect(pointForClaudeEvent('WorktreeCreate')).toBe('worktree_create');
+    expect(pointForClaudeEvent('SomeFutureEvent')).toBe('other');
     expect(pointForClaudeEvent('constructor')).toBe('other');
   });
 });
@@ -312,5 +313,21 @@ describe('readClaudeHookOutput: JSON output', () => {
       expect(failure.reason).toBe('invalid_result');
       expect(failure.detail).toMatch(/^response body JSON: expected a JSON object, got /);
     }
+  });
+});
+
+describe('readClaudeHookOutput: events with their own answers', () => {
+  it('WorktreeCreate: the last stdout line (or worktreePath) is the path, read as an allow', () => {
+    expect(exit0('creating\n/tmp/wt/a\n', 'worktree_create')).toEqual({ decision: 'allow', message: '/tmp/wt/a' });
+    expect(exit0('{"hookSpecificOutput":{"hookEventName":"WorktreeCreate","worktreePath":"/tmp/wt/b"}}', 'worktree_create')).toEqual({
+      decision: 'allow',
+      message: '/tmp/wt/b',
+    });
+    // Elsewhere plain stdout is no opinion, and worktreePath means nothing.
+    expect(exit0('/tmp/wt/a', 'pre_tool_use')).toBeUndefined();
+  });
+
+  it('UserPromptExpansion: plain stdout is context, as on UserPromptSubmit', () => {
+    expect(exit0('expanded with care', 'user_prompt_expansion')).toEqual({ additionalContext: 'expanded with care' });
   });
 });

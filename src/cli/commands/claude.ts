@@ -1,4 +1,5 @@
 import { decideClaudeCommand, DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { claudeStdout } from '../../adapters/claude-output.js';
 import { loadHookSet } from '../../config/load.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
@@ -48,7 +49,7 @@ export const command: Command = {
 
       const { answer } = result;
       // The answer goes out (and is flushed) before background hooks are waited for.
-      await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
+      await write(io.stdout, claudeStdout(answer));
       if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
       await result.finish(deadlineMs);
       return answer.exitCode;

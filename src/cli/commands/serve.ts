@@ -1,13 +1,12 @@
 import { resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
-import { createRunner } from '../../runner/runner.js';
 import { setCommandWorkspace } from '../../runtimes/command.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
 import { isPostgresUrl } from '../../ledger/postgres/url.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
-import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
-import { hookSetFor, openLedgerFor } from '../context.js';
+import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
 import type { CliIo } from '../io.js';
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -18,7 +17,7 @@ const DEFAULT_DRAIN_MS = 5000;
 export const command: Command = {
   summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
   usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
-        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json]
+        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json] [--otel URL]
 
   One long-lived process: no process start per tool call. Routes (all but /healthz need
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
@@ -26,6 +25,7 @@ export const command: Command = {
     POST /v1/invocations          an invocation (or Claude payload) → the report
     GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
     GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=
+    GET  /metrics                 Prometheus metrics (docs/telemetry.md)
     GET  /healthz
   --port      default ${DEFAULT_PORT} (0 picks a free port)
   --host      default 127.0.0.1; anything else exposes the ledger to the network
@@ -36,10 +36,12 @@ export const command: Command = {
   --central   a server many machines call: a payload's cwd is recorded as data only; command hooks
               run in --workspace and see it as CLAUDE_PROJECT_DIR (default with a postgres:// ledger)
   --workspace where command hooks run in central mode (default: the hook set file's directory)
-  --json      print the address and token file as one JSON line on stdout once listening`,
+  --json      print the address and token file as one JSON line on stdout once listening
+${OTEL_USAGE}`,
   options: {
     ...ledgerOptions,
     ...configOption,
+    ...otelOption,
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     token: { type: 'string' },
@@ -63,9 +65,14 @@ export const command: Command = {
     const ledger = openLedgerFor(args, io);
     try {
       const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
-      const runner = createRunner({
+      // Metrics are loaded here only: no other command pays for prom-client.
+      const { createHookMetrics } = await import('../../telemetry/metrics.js');
+      const metrics = createHookMetrics({ backgroundPending: () => runner.backgroundPending });
+      const runner = runnerFor(args, io, {
         hookSet,
         ledger,
+        observers: [metrics.observe],
+        loadTelemetryNow: true,
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
       const server = createHookServer({
@@ -75,6 +82,7 @@ export const command: Command = {
         onError: policy,
         maxBodyBytes,
         log: (line) => io.stderr.write(`${line}\n`),
+        metrics: () => metrics.render(),
       });
       const address = await server.listen(port, host).catch((error: unknown) => {
         throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);

@@ -5,7 +5,7 @@ import { connectPostgres } from '../../src/ledger/postgres/open.js';
 import * as sqliteSchema from '../../src/ledger/schema.js';
 import { adminSql, freshDatabase } from './support.js';
 
-const migrationFiles = 1;
+const migrationFiles = 2;
 
 describe('PostgreSQL schema and migrations', () => {
   it('creates every SQLite table with the same columns (plus the PostgreSQL-only writer bookkeeping)', async () => {
@@ -37,11 +37,24 @@ describe('PostgreSQL schema and migrations', () => {
     const { name, url } = await freshDatabase();
     const ledgers = await Promise.all(Array.from({ length: 6 }, () => connectPostgres({ url, poolSize: 2 })));
     await Promise.all(ledgers.map((l) => l.close()));
-    expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual([{ idx: 0, tag: '0000_init' }]);
+    expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual([
+      { idx: 0, tag: '0000_init' },
+      { idx: 1, tag: '0001_session_summaries' },
+    ]);
     // Up to date: a later open applies nothing and changes nothing.
     const again = await connectPostgres({ url });
     await again.close();
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
+  });
+
+  it('a ledger written by an older version migrates', async () => {
+    const { name, url } = await freshDatabase();
+    await (await connectPostgres({ url })).close();
+    // Back to what the first release wrote: only 0000_init applied.
+    await adminSql(`DROP TABLE session_summaries; DELETE FROM hookledger_migrations WHERE idx > 0`, name);
+    await (await connectPostgres({ url })).close();
+    expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
+    expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
   });
 
   it('refuses a ledger written by a newer hookledger, in one line', async () => {
@@ -51,7 +64,7 @@ describe('PostgreSQL schema and migrations', () => {
     const error = await connectPostgres({ url }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerError);
     expect((error as LedgerError).message).toMatch(
-      /^the ledger was written by a newer hookledger \(schema 2, this one knows 1\); upgrade hookledger$/,
+      /^the ledger was written by a newer hookledger \(schema 3, this one knows 2\); upgrade hookledger$/,
     );
   });
 });

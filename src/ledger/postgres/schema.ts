@@ -170,6 +170,8 @@ export const pruneCheckpoints = derive(sqlite.pruneCheckpoints);
 export const healthRollups = derive(sqlite.healthRollups);
 export const healthRollupHours = derive(sqlite.healthRollupHours);
 export const healthRollupState = derive(sqlite.healthRollupState);
+/** Derived like the rest; on PostgreSQL nothing maintains it yet (SQLite keeps it with triggers). */
+export const sessionSummaries = derive(sqlite.sessionSummaries);
 
 /**
  * One row per writer: a process or group of processes that appends one tamper-evidence chain

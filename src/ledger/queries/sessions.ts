@@ -23,6 +23,8 @@ export interface SessionSummary {
   failures: number;
   /** Hook outcomes that timed out. */
   timeouts: number;
+  /** The agents that sent the session's events (`codex`, `gemini-cli`, `claude-code/Explore` ...), sorted. */
+  agents: string[];
 }
 
 export interface SessionPage {
@@ -40,6 +42,7 @@ interface SummarySqlRow {
   modified: number | null;
   failures: number | null;
   timeouts: number | null;
+  agents: string | null;
 }
 
 function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
@@ -53,6 +56,7 @@ function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
     modified: r.modified ?? 0,
     failures: r.failures ?? 0,
     timeouts: r.timeouts ?? 0,
+    agents: r.agents === null ? [] : (JSON.parse(r.agents) as string[]).sort(),
   };
 }
 
@@ -69,7 +73,8 @@ export function sessionSummary(
     `SELECT min(i.started_at) AS first_seen, max(i.started_at) AS last_seen, count(*) AS invocations,
        sum(i.decision = 'deny') AS denials, sum(i.decision = 'ask') AS asks, sum(i.modified_input_json IS NOT NULL) AS modified,
        sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed')) AS failures,
-       sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out')) AS timeouts
+       sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out')) AS timeouts,
+       json_group_array(DISTINCT i.agent) FILTER (WHERE i.agent IS NOT NULL) AS agents
      FROM invocations i ${where}`,
   ).get(...params)!;
   return row.invocations === 0 ? null : summaryFromRow(sessionId, row);

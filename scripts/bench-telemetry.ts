@@ -28,6 +28,11 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 20);
 const PAYLOAD = readFileSync(join(root, 'test/fixtures/claude-code/01-pretooluse-bash-rm.json'), 'utf8');
 
 const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-telemetry-'));
+// A benchmark stops by itself, whatever happens.
+setTimeout(() => {
+  console.error('bench:telemetry: gave up after 20 minutes');
+  process.exit(1);
+}, 20 * 60_000).unref();
 const children: ChildProcess[] = [];
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');

@@ -31,6 +31,8 @@ ${DECISION_USAGE}
       throw new InputError(`--format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(', ')} or otlp)`);
     }
     const ledger = openLedgerFor(args, io);
+    // The export reads each page once: SQLite's default 16 MB page cache would only cost memory.
+    ledger.sqlite.pragma('cache_size = -1024');
     try {
       try {
         await writeExport(ledger, filter, io.stdout, { format: format as ExportFormat });

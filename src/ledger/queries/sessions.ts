@@ -43,10 +43,12 @@ interface SummarySqlRow {
   modified: number | null;
   failures: number | null;
   timeouts: number | null;
-  agents: string | null;
+  /** JSON array of the agents; absent in the stored summaries, then read per session (an index range). */
+  agents?: string | null;
 }
 
-function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
+function summaryFromRow(sessionId: string, r: SummarySqlRow, ledger?: Ledger): SessionSummary {
+  const agents = r.agents !== undefined ? r.agents : ledger ? sessionAgents(ledger, sessionId) : null;
   return {
     sessionId,
     firstSeen: r.first_seen ?? 0,
@@ -57,8 +59,18 @@ function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
     modified: r.modified ?? 0,
     failures: r.failures ?? 0,
     timeouts: r.timeouts ?? 0,
-    agents: r.agents === null ? [] : (JSON.parse(r.agents) as string[]).sort(),
+    agents: agents === null || agents === undefined ? [] : (JSON.parse(agents) as string[]).sort(),
   };
+}
+
+/** The agents of one session as a JSON array, read through the session index. */
+function sessionAgents(ledger: Ledger, sessionId: string): string | null {
+  return prepared<[string], string | null>(
+    ledger,
+    `SELECT json_group_array(DISTINCT agent) FILTER (WHERE agent IS NOT NULL) FROM invocations WHERE session_id = ?`,
+  )
+    .pluck()
+    .get(sessionId)!;
 }
 
 /** Totals for one session, or null when the filter selects none of its invocations. */
@@ -127,7 +139,7 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
   return {
     rows: pageRows.map((f) => {
       const row = stored ? storedSummary(ledger, f.sessionId) : undefined;
-      return row ? summaryFromRow(f.sessionId, row) : sessionSummary(ledger, f.sessionId, rest, memo)!;
+      return row ? summaryFromRow(f.sessionId, row, ledger) : sessionSummary(ledger, f.sessionId, rest, memo)!;
     }),
     nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.id, top ?? undefined) : null,
   };
@@ -145,7 +157,7 @@ function firstPageFromSummaries(ledger: Ledger, limit: number, offset: number): 
   const more = selected.length > limit;
   const pageRows = more ? selected.slice(0, limit) : selected;
   return {
-    rows: pageRows.map((r) => summaryFromRow(r.session_id, r)),
+    rows: pageRows.map((r) => summaryFromRow(r.session_id, r, ledger)),
     nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.last_id, top) : null,
   };
 }

@@ -68,7 +68,7 @@ const SIGNAL_NUMBERS: Record<(typeof STOP_SIGNALS)[number], number> = { SIGHUP: 
  * then exit at once. The invocation row stays `running`; the next ledger open marks it
  * `interrupted`. Returns the function that removes the handlers.
  */
-function onStopSignal(io: CliIo): () => void {
+export function onStopSignal(io: CliIo): () => void {
   const handler = (signal: (typeof STOP_SIGNALS)[number]) => {
     const killed = killRunningHookProcesses();
     io.stderr.write(`hookledger: ${signal}: exiting${killed > 0 ? `; killed ${killed} running hook process group(s)` : ''}\n`);
@@ -80,7 +80,7 @@ function onStopSignal(io: CliIo): () => void {
   };
 }
 
-function parseDeadline(value: string | undefined, io: CliIo): number {
+export function parseDeadline(value: string | undefined, io: CliIo): number {
   if (value === undefined) return DEFAULT_BACKGROUND_DEADLINE_MS;
   const n = Number(value);
   if (Number.isInteger(n) && n >= 0) return n;
@@ -91,7 +91,7 @@ function parseDeadline(value: string | undefined, io: CliIo): number {
   return DEFAULT_BACKGROUND_DEADLINE_MS;
 }
 
-function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+export function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
     stream.write(text, () => resolve());
   });

@@ -3,13 +3,13 @@ import { claudeStdout } from '../../adapters/claude-output.js';
 import { loadHookSet } from '../../config/load.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
-import { configOption, stringFlag, type Command } from '../command.js';
-import { openLedgerFor } from '../context.js';
+import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from '../command.js';
+import { openLedgerFor, runnerFor } from '../context.js';
 import { readAll, type CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'Claude Code command hook: read the event on stdin, decide, answer in its format',
-  usage: `claude --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N]
+  usage: `claude --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N] [--otel URL]
 
   Register as the one command hook per event in .claude/settings.json (hookledger
   install-claude writes the entries). Reads Claude Code's hook JSON on stdin, runs the hook
@@ -22,10 +22,13 @@ export const command: Command = {
                 unusable, invalid input): deny (default) or allow; else $HOOKLEDGER_ON_ERROR
   --background-deadline-ms
                 after printing the answer, wait at most this long for background hooks
-                (default ${DEFAULT_BACKGROUND_DEADLINE_MS}); use \`hookledger serve\` for long ones`,
+                (default ${DEFAULT_BACKGROUND_DEADLINE_MS}); use \`hookledger serve\` for long ones
+${OTEL_USAGE}
+                (flushed before exit, at most $HOOKLEDGER_OTEL_FLUSH_MS, default 1000 ms)`,
   options: {
     db: { type: 'string' },
     ...configOption,
+    ...otelOption,
     'on-error': { type: 'string' },
     'background-deadline-ms': { type: 'string' },
   },
@@ -43,6 +46,7 @@ export const command: Command = {
           return loadHookSet(configPath);
         },
         openLedger: () => openLedgerFor(args, io),
+        createRunner: (options) => runnerFor(args, io, options),
         policy,
         onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });

@@ -137,7 +137,8 @@ export function orderedFilterSql(
     params.push(...values);
   };
   // Matches nothing, as a primary-key range (reads nothing, and a plan check sees no scan).
-  const empty = { where: 'WHERE i.id < 0', params: [] };
+  // The caller's own conditions stay: their parameters are bound whatever the filter selects.
+  const empty = { where: `WHERE ${['i.id < 0', ...extra].join(' AND ')}`, params: [...extraParams] };
   const bySession = filter.sessionId !== undefined;
   const other = bySession ? '+' : '';
   if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);

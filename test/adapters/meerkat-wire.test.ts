@@ -337,3 +337,26 @@ describe('POST /meerkat on the real server: the same wire cases', () => {
     expect(recorded(ledger).length).toBe(before);
   });
 });
+
+describe('meerkat sessions in the reports and replay', () => {
+  it('explain, denials --agent meerkat, sessions and replay read what `hookledger meerkat` recorded', async () => {
+    const dir = caseDir();
+    const db = join(dir, 'l.db');
+    const config = writeHookSet(dir);
+    for (const input of [tool('shell', { command: 'rm -rf /' }), tool('shell', { command: 'ls' })]) {
+      const result = await runCli(['meerkat', '--config', config, '--db', db], { input: JSON.stringify(input), timeoutMs: 60_000 });
+      expect(result.code).toBe(0);
+    }
+    const explained = await runCli(['explain', 'call_7', '--db', db, '--json']);
+    expect(JSON.parse(explained.stdout)).toMatchObject({ invocation: { agent: 'meerkat', eventName: 'pre_tool_execution' } });
+    const denials = await runCli(['denials', '--agent', 'meerkat', '--db', db, '--json']);
+    expect(JSON.parse(denials.stdout).rows).toEqual([expect.objectContaining({ decisiveHookId: 'no-rm', reasonCode: 'safety_violation' })]);
+    const sessions = await runCli(['sessions', '--db', db]);
+    expect(sessions.stdout).toContain(session);
+    // A hook set without no-rm: replay shows the denial would go away.
+    writeFileSync(join(dir, 'new.json'), JSON.stringify({ name: 'open', hooks: [] }));
+    const replay = await runCli(['replay', '--config', join(dir, 'new.json'), '--db', db, '--agent', 'meerkat', '--json']);
+    expect(replay.code).toBe(0);
+    expect(JSON.parse(replay.stdout).run.totals).toMatchObject({ selected: 2, newlyAllowed: 1 });
+  }, 120_000);
+});

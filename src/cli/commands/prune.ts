@@ -2,7 +2,7 @@ import { UsageError } from '../../domain/errors.js';
 import { parseCutoff, pruneLedger, type PruneReport } from '../../ledger/prune.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
-import { formatDuration, formatTime, table } from '../format.js';
+import { formatDuration, formatTime, table } from '../../reports/format.js';
 import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {

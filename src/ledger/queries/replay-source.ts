@@ -15,6 +15,7 @@ export interface ReplaySourceRow {
   point: string;
   session_id: string | null;
   tool_name: string | null;
+  agent: string | null;
   /** The modifiable input as the agent sent it. */
   input_json: string | null;
   /** The canonical invocation without `raw`. */
@@ -90,7 +91,7 @@ export class ReplaySource {
       .pluck()
       .get(...this.params, this.lastId, this.maxId) as number;
     this.batch = s.prepare(
-      `SELECT i.id, i.point, i.session_id, i.tool_name, i.input_json, i.invocation_json, i.raw_json, i.decision,
+      `SELECT i.id, i.point, i.session_id, i.tool_name, i.agent, i.input_json, i.invocation_json, i.raw_json, i.decision,
          i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json, i.redactions_json
        FROM invocations i ${bounded} ORDER BY i.id LIMIT ?`,
     ) as Database.Statement<unknown[], ReplaySourceRow>;

@@ -185,24 +185,14 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
           const entries: RowEntry[] = [invocationEntry(row)];
           for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
           if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) {
-            diagnose(refId, seq, stored, entries);
+            diagnoseInvocationLink(refId, seq, stored, entries).forEach(report);
             return { label: `invocation #${refId}`, table: 'invocations', id: refId };
           }
           for (const o of outcomes) {
             const id = o[OUTCOME_ID] as number;
             if (!stored.get(`o${id}`)?.pending || backgroundLinked.get(id) !== undefined) continue;
-            // Pending when its invocation committed, and never completed through hookledger: it must carry no result.
-            const status = o[OUTCOME_STATUS] as string;
-            const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
-            if ((status !== 'pending' && status !== 'interrupted') || filled.length > 0) {
-              report({
-                kind: 'changed',
-                table: 'outcomes',
-                id,
-                seq,
-                detail: `background outcome #${id} of invocation #${refId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
-              });
-            }
+            const problem = uncommittedCompletion(o, refId, seq);
+            if (problem) report(problem);
           }
           return { label: `invocation #${refId}`, table: 'invocations', id: refId };
         }
@@ -246,41 +236,6 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
         }
         report({ kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
         return { label: `link ${seq}`, table: 'chain', id: seq };
-      }
-
-      function diagnose(invocationId: number, seq: number, stored: ReturnType<typeof parseRowsText>, entries: RowEntry[]): void {
-        const found: IntegrityProblem[] = [];
-        const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
-        for (const [label, was] of stored) {
-          const now = current.get(label);
-          const id = Number(label.slice(1));
-          const table = label.startsWith('i') ? 'invocations' : 'outcomes';
-          const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
-          if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
-          else if (now.check !== was.check)
-            found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
-        }
-        for (const [label] of current) {
-          if (stored.has(label)) continue;
-          const id = Number(label.slice(1));
-          found.push({
-            kind: 'inserted',
-            table: 'outcomes',
-            id,
-            seq,
-            detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
-          });
-        }
-        if (found.length === 0) {
-          found.push({
-            kind: 'changed',
-            table: 'invocations',
-            id: invocationId,
-            seq,
-            detail: `invocation #${invocationId} or its link ${seq} differs from what was committed`,
-          });
-        }
-        found.forEach(report);
       }
 
       // Rows that no link covers.
@@ -487,4 +442,66 @@ export function writeAnchor(file: string, head: { seq: number; hash: string }, l
   writeFileSync(tmp, `${JSON.stringify({ ...anchor, ledger: ledgerPath }, null, 2)}\n`);
   renameSync(tmp, file);
   return anchor;
+}
+
+/**
+ * What differs in an invocation link whose hash does not match, named row by row from the
+ * link's per-row checks (shared by both engines' verify).
+ */
+export function diagnoseInvocationLink(
+  invocationId: number,
+  seq: number,
+  stored: ReturnType<typeof parseRowsText>,
+  entries: RowEntry[],
+): IntegrityProblem[] {
+  const found: IntegrityProblem[] = [];
+  const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
+  for (const [label, was] of stored) {
+    const now = current.get(label);
+    const id = Number(label.slice(1));
+    const table = label.startsWith('i') ? 'invocations' : 'outcomes';
+    const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
+    if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
+    else if (now.check !== was.check)
+      found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
+  }
+  for (const [label] of current) {
+    if (stored.has(label)) continue;
+    const id = Number(label.slice(1));
+    found.push({
+      kind: 'inserted',
+      table: 'outcomes',
+      id,
+      seq,
+      detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
+    });
+  }
+  if (found.length === 0) {
+    found.push({
+      kind: 'changed',
+      table: 'invocations',
+      id: invocationId,
+      seq,
+      detail: `invocation #${invocationId} or its link ${seq} differs from what was committed`,
+    });
+  }
+  return found;
+}
+
+/**
+ * A background outcome that was pending when its invocation committed and has no completion
+ * link must carry no result (shared by both engines' verify); null when it does not.
+ */
+export function uncommittedCompletion(o: RawRow, invocationId: number, seq: number): IntegrityProblem | null {
+  const id = o[OUTCOME_ID] as number;
+  const status = o[OUTCOME_STATUS] as string;
+  const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
+  if ((status === 'pending' || status === 'interrupted') && filled.length === 0) return null;
+  return {
+    kind: 'changed',
+    table: 'outcomes',
+    id,
+    seq,
+    detail: `background outcome #${id} of invocation #${invocationId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
+  };
 }

@@ -7,7 +7,8 @@ import { ConfigError, describeThrown, HookledgerError, InputError, UsageError } 
 import type { Ledger } from '../ledger/open.js';
 import { explain } from '../ledger/queries/explain.js';
 import { listDenials } from '../ledger/queries/denials.js';
-import { parseInvocationFilter, parseTimeBound } from '../ledger/queries/filters.js';
+import { parseInvocationFilter } from '../ledger/queries/filters.js';
+import { parseTimeBound } from '../domain/time.js';
 import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
@@ -237,6 +238,16 @@ export function createHookServer(options: HookServerOptions): HookServer {
   };
 }
 
+/** A time query parameter through the one time parser, its error naming the parameter. */
+function timeParam(value: string, key: string): number {
+  try {
+    return parseTimeBound(value);
+  } catch (error) {
+    if (error instanceof InputError) throw new InputError(`query: ${key}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 /** GET /v1/denials query → the shared invocation filter plus the page. Unknown parameters are a 400. */
 export function denialsQuery(params: URLSearchParams): {
   filter: ReturnType<typeof parseInvocationFilter>;
@@ -245,7 +256,7 @@ export function denialsQuery(params: URLSearchParams): {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of params) {
     if (PAGE_PARAMS.has(key)) continue;
-    if (key === 'since' || key === 'until') fields[key] = parseTimeBound(value, key);
+    if (key === 'since' || key === 'until') fields[key] = timeParam(value, key);
     else fields[key] = value;
   }
   const filter = parseInvocationFilter(fields, 'query');

@@ -1,7 +1,8 @@
 import { InputError, UsageError } from '../domain/errors.js';
 import { resolvePoint, POINTS } from '../domain/points.js';
 import { DECISIONS, REASON_CODES } from '../domain/results.js';
-import { parseInvocationFilter, parseTimeBound, type InvocationFilter } from '../ledger/queries/filters.js';
+import { parseInvocationFilter, type InvocationFilter } from '../ledger/queries/filters.js';
+import { timeFlag } from './flag-errors.js';
 import { stringFlag, type CommandArgs } from './command.js';
 
 /**
@@ -29,7 +30,8 @@ export const FILTER_USAGE = `  --session ID         one session
   --reason-code CODE   ${REASON_CODES.join(', ')}
   --point POINT        a point (pre_tool_use, user_prompt_submit, ...)
   --hook-set NAME|FP   a hook set name, or a fingerprint (6+ hex characters)
-  --since WHEN         from (inclusive): an ISO date/time, or an age like 7d, 12h, 30m
+  --since WHEN         from (inclusive): an ISO date/time (UTC unless it names a zone),
+                       or an age like 7d, 12h, 30m
   --until WHEN         before (exclusive): same forms`;
 
 export const DECISION_USAGE = `  --decision D         ${DECISIONS.join(', ')}`;
@@ -78,9 +80,9 @@ export function filterFromFlags(args: CommandArgs, options: { now?: number; allo
     filter.decision = decision;
   }
   const since = value('since');
-  if (since !== undefined) filter.since = parseTimeBound(since, '--since', now);
+  if (since !== undefined) filter.since = timeFlag(since, '--since', now);
   const until = value('until');
-  if (until !== undefined) filter.until = parseTimeBound(until, '--until', now);
+  if (until !== undefined) filter.until = timeFlag(until, '--until', now);
   if (typeof filter.since === 'number' && typeof filter.until === 'number' && filter.since >= filter.until) {
     throw new InputError(`--since: ${since} is not before --until ${until}: the range is empty`);
   }

@@ -7,7 +7,7 @@ import { stringFlag, type CommandArgs } from './command.js';
 
 /**
  * The invocation filter as command-line flags, shared by denials, sessions, export and
- * replay: `--session --tool --hook --reason-code --point --hook-set --since --until --decision`.
+ * replay: `--session --tool --hook --reason-code --point --hook-set --agent --host --since --until --decision`.
  */
 export const filterOptions = {
   session: { type: 'string' },
@@ -19,6 +19,8 @@ export const filterOptions = {
   since: { type: 'string' },
   until: { type: 'string' },
   decision: { type: 'string' },
+  agent: { type: 'string' },
+  host: { type: 'string' },
 } as const;
 
 export type FilterFlag = keyof typeof filterOptions;
@@ -30,6 +32,8 @@ export const FILTER_USAGE = `  --session ID         one session
   --reason-code CODE   ${REASON_CODES.join(', ')}
   --point POINT        a point (pre_tool_use, user_prompt_submit, ...)
   --hook-set NAME|FP   a hook set name, or a fingerprint (6+ hex characters)
+  --agent NAME         one agent (claude-code, codex, gemini-cli, meerkat, ...)
+  --host NAME          the host that recorded it
   --since WHEN         from (inclusive): an ISO date/time (UTC unless it names a zone),
                        or an age like 7d, 12h, 30m
   --until WHEN         before (exclusive): same forms`;
@@ -72,6 +76,10 @@ export function filterFromFlags(args: CommandArgs, options: { now?: number; allo
   }
   const hookSet = value('hook-set');
   if (hookSet !== undefined) filter.hookSet = hookSet;
+  const agent = value('agent');
+  if (agent !== undefined) filter.agent = agent.trim();
+  const host = value('host');
+  if (host !== undefined) filter.host = host.trim();
   const decision = value('decision');
   if (decision !== undefined) {
     if (!(DECISIONS as readonly string[]).includes(decision)) {

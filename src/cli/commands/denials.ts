@@ -24,7 +24,9 @@ ${FILTER_USAGE}
                        {"groupBy", "total", "totalGroups", "groups": [...]}`,
   options: { ...ledgerOptions, ...denialFilterOptions, ...pageOptions, 'group-by': { type: 'string' } },
   async run(args, io) {
-    const filter = filterFromFlags(args, { allow: ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'since', 'until'] });
+    const filter = filterFromFlags(args, {
+      allow: ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'since', 'until'],
+    });
     const page = pageFromFlags(args, 50);
     const groupBy = stringFlag(args, 'group-by');
     if (groupBy !== undefined && !(DENIAL_GROUPS as readonly string[]).includes(groupBy)) {

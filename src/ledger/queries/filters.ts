@@ -19,6 +19,13 @@ export const invocationFilterSchema = z.strictObject({
   /** A hook set name, or a fingerprint (or a prefix of at least 6 hex characters). */
   hookSet: z.string().min(1).optional(),
   decision: z.enum(DECISIONS).optional(),
+  /**
+   * The agent that sent the event (`claude-code`, `codex`, `gemini-cli`, `meerkat`, ...). It also
+   * selects that agent's subagents, which are recorded as `agent/subagent-type`.
+   */
+  agent: z.string().min(1).optional(),
+  /** The host that recorded the invocation (its hostname). */
+  host: z.string().min(1).optional(),
   /** ms since the epoch, inclusive. */
   since: z.number().int().optional(),
   /** ms since the epoch, exclusive. */
@@ -84,6 +91,12 @@ export function orderedFilterSql(
   if (filter.reasonCode !== undefined) add(`${other}i.reason_code = ?`, filter.reasonCode);
   if (filter.point !== undefined) add(`${other}i.point = ?`, filter.point);
   if (filter.decision !== undefined) add(`${other}i.decision = ?`, filter.decision);
+  // No index on agent or host: both filter rows read in id order through another index or the primary key.
+  if (filter.agent !== undefined) {
+    // `name/` up to (excluding) `name0` ('0' follows '/') holds exactly the subagents `name/...`.
+    add('(+i.agent = ? OR (+i.agent >= ? AND +i.agent < ?))', filter.agent, `${filter.agent}/`, `${filter.agent}0`);
+  }
+  if (filter.host !== undefined) add('+i.host = ?', filter.host);
   if (filter.hookSet !== undefined) {
     const ids = hookSetIds(ledger, filter.hookSet);
     if (ids.length === 0) return empty;

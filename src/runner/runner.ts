@@ -1,13 +1,12 @@
 import { InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import { frozenInvocation, invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
-import type { Outcome, Report } from '../domain/outcomes.js';
+import type { Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
 import type { Ledger } from '../ledger/open.js';
 import { LedgerWriter, type LedgerWriterOptions } from '../ledger/write.js';
 import { BackgroundDispatcher } from './background.js';
-import { runForegroundPass } from './foreground.js';
-import { blankOutcome } from './outcome.js';
+import { decide } from './decide.js';
 import { HookIndex } from './select.js';
 
 export interface RunnerOptions {
@@ -63,14 +62,7 @@ export function createRunner(options: RunnerOptions): Runner {
     const selection = index.select(invocation);
     const invocationId = writer.begin(hookSetId, invocation, startedAt);
 
-    const pass = await runForegroundPass(selection.foreground, invocation, hookSet.strategy, { replay: false, invocationId });
-
-    const denied = pass.decision === 'deny';
-    const backgroundOutcomes: Outcome[] = selection.background.map((registration) => ({
-      ...blankOutcome(registration, invocation.point),
-      ...(denied ? { status: 'skipped' as const, skipReason: 'denied' as const, skippedBy: pass.decisiveHookId } : {}),
-    }));
-    const outcomes = [...pass.outcomes, ...backgroundOutcomes];
+    const { pass, outcomes, start } = await decide(selection, invocation, hookSet.strategy, { replay: false, invocationId });
     const durationUs = Number((process.hrtime.bigint() - t0) / 1000n);
     const result = {
       decision: pass.decision,
@@ -83,21 +75,18 @@ export function createRunner(options: RunnerOptions): Runner {
     };
     const pendingRowIds = writer.finish(invocationId, result, outcomes);
 
-    if (!denied) {
-      const ranCount = pass.outcomes.filter((o) => o.executionOrder !== null).length;
-      selection.background.forEach((registration, i) => {
-        const rowId = pendingRowIds[i]!;
-        const executionOrder = ranCount + i;
-        background.enqueue({
-          registration,
-          invocation: pass.finalInvocation,
-          invocationId,
-          outcome: backgroundOutcomes[i]!,
-          executionOrder,
-          replay: false,
-          onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
-          onDone: (outcome) => guard(() => writer.completeBackground(rowId, outcome)),
-        });
+    // Pending outcomes are the only ones the writer returns row ids for, in selection order.
+    for (const [k, { registration, outcome, executionOrder }] of start.entries()) {
+      const rowId = pendingRowIds[k]!;
+      background.enqueue({
+        registration,
+        invocation: pass.finalInvocation,
+        invocationId,
+        outcome,
+        executionOrder,
+        replay: false,
+        onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
+        onDone: (done) => guard(() => writer.completeBackground(rowId, done)),
       });
     }
 

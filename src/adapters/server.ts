@@ -243,7 +243,7 @@ function timeParam(value: string, key: string): number {
   try {
     return parseTimeBound(value);
   } catch (error) {
-    if (error instanceof InputError) throw new InputError(`query: ${key}: ${error.message}`, { cause: error });
+    if (error instanceof InputError) throw new InputError(`${key}: ${error.message}`, { cause: error });
     throw error;
   }
 }

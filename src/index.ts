@@ -87,7 +87,7 @@ export type { HookHealth, HealthReport, HealthOptions } from './ledger/queries/h
 export { exportRecords, writeExport, CSV_COLUMNS, EXPORT_FORMATS } from './ledger/queries/export.js';
 export type { ExportRecord, ExportFormat } from './ledger/queries/export.js';
 export { invocationFilterSchema, parseInvocationFilter } from './ledger/queries/filters.js';
-export { parseTimeBound } from './domain/time.js';
+export { parseTimeBound, parseNamedTimeBound } from './domain/time.js';
 export type { InvocationFilter } from './ledger/queries/filters.js';
 export type { PageRequest } from './ledger/queries/paging.js';
 

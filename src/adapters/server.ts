@@ -8,7 +8,7 @@ import type { Ledger } from '../ledger/open.js';
 import { explain } from '../ledger/queries/explain.js';
 import { listDenials } from '../ledger/queries/denials.js';
 import { parseInvocationFilter } from '../ledger/queries/filters.js';
-import { parseTimeBound } from '../domain/time.js';
+import { parseNamedTimeBound } from '../domain/time.js';
 import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
@@ -238,16 +238,6 @@ export function createHookServer(options: HookServerOptions): HookServer {
   };
 }
 
-/** A time query parameter through the one time parser, its error naming the parameter. */
-function timeParam(value: string, key: string): number {
-  try {
-    return parseTimeBound(value);
-  } catch (error) {
-    if (error instanceof InputError) throw new InputError(`${key}: ${error.message}`, { cause: error });
-    throw error;
-  }
-}
-
 /** GET /v1/denials query → the shared invocation filter plus the page. Unknown parameters are a 400. */
 export function denialsQuery(params: URLSearchParams): {
   filter: ReturnType<typeof parseInvocationFilter>;
@@ -256,7 +246,7 @@ export function denialsQuery(params: URLSearchParams): {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of params) {
     if (PAGE_PARAMS.has(key)) continue;
-    if (key === 'since' || key === 'until') fields[key] = timeParam(value, key);
+    if (key === 'since' || key === 'until') fields[key] = parseNamedTimeBound(key, value);
     else fields[key] = value;
   }
   const filter = parseInvocationFilter(fields, 'query');

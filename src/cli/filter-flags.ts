@@ -2,7 +2,7 @@ import { InputError, UsageError } from '../domain/errors.js';
 import { resolvePoint, POINTS } from '../domain/points.js';
 import { DECISIONS, REASON_CODES } from '../domain/results.js';
 import { parseInvocationFilter, type InvocationFilter } from '../ledger/queries/filters.js';
-import { timeFlag } from './flag-errors.js';
+import { parseNamedTimeBound } from '../domain/time.js';
 import { stringFlag, type CommandArgs } from './command.js';
 
 /**
@@ -88,9 +88,9 @@ export function filterFromFlags(args: CommandArgs, options: { now?: number; allo
     filter.decision = decision;
   }
   const since = value('since');
-  if (since !== undefined) filter.since = timeFlag(since, '--since', now);
+  if (since !== undefined) filter.since = parseNamedTimeBound('--since', since, now);
   const until = value('until');
-  if (until !== undefined) filter.until = timeFlag(until, '--until', now);
+  if (until !== undefined) filter.until = parseNamedTimeBound('--until', until, now);
   if (typeof filter.since === 'number' && typeof filter.until === 'number' && filter.since >= filter.until) {
     throw new InputError(`--since: ${since} is not before --until ${until}: the range is empty`);
   }

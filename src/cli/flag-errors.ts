@@ -1,5 +1,4 @@
 import { InputError, OptionError } from '../domain/errors.js';
-import { parseTimeBound } from '../domain/time.js';
 
 /**
  * The ledger and the domain name the option that is wrong as their API spells it (`before`,
@@ -12,14 +11,4 @@ export function namingFlag(error: unknown, flags: Readonly<Record<string, string
     if (flag !== undefined) return new InputError(`${flag}: ${error.problem}`, { cause: error });
   }
   return error;
-}
-
-/** A time flag through the one time parser (domain/time.ts), its error naming the flag. */
-export function timeFlag(text: string, flag: string, now: number): number {
-  try {
-    return parseTimeBound(text, now);
-  } catch (error) {
-    if (error instanceof InputError) throw new InputError(`${flag}: ${error.message}`, { cause: error });
-    throw error;
-  }
 }

@@ -45,6 +45,19 @@ export function parseTimeBound(text: string, now: number = Date.now()): number {
   return ms;
 }
 
+/**
+ * `parseTimeBound` for a value with a name (a flag `--since`, a query parameter `since`): the
+ * error names it, `--since: "2026-02-30" is not a date: no such day or time`.
+ */
+export function parseNamedTimeBound(name: string, text: string, now: number = Date.now()): number {
+  try {
+    return parseTimeBound(text, now);
+  } catch (error) {
+    if (error instanceof InputError) throw new InputError(`${name}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
 function parseTime(trimmed: string, now: number): number {
   const relative = RELATIVE.exec(trimmed);
   if (relative) return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];

@@ -4,7 +4,7 @@ import { DEFAULT_THRESHOLDS, renderHealth } from '../../reports/health-text.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { wholeNumber } from '../filter-flags.js';
-import { timeFlag } from '../flag-errors.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { painter, useColour, writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
@@ -30,8 +30,8 @@ export const command: Command = {
     const now = Date.now();
     const untilFlag = stringFlag(args, 'until');
     const sinceFlag = stringFlag(args, 'since');
-    const until = untilFlag === undefined ? now : timeFlag(untilFlag, '--until', now);
-    const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : timeFlag(sinceFlag, '--since', now);
+    const until = untilFlag === undefined ? now : parseNamedTimeBound('--until', untilFlag, now);
+    const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : parseNamedTimeBound('--since', sinceFlag, now);
     if (since >= until)
       throw new InputError(
         `--since: ${sinceFlag ?? '30 days before --until'} is not before --until ${untilFlag ?? 'now'}: the window is empty`,

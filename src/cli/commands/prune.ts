@@ -2,7 +2,8 @@ import { UsageError } from '../../domain/errors.js';
 import { pruneLedger, type PruneReport } from '../../ledger/prune.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
-import { namingFlag, timeFlag } from '../flag-errors.js';
+import { namingFlag } from '../flag-errors.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { formatDuration, formatTime, table } from '../format.js';
 import { writeJson, writeReport } from '../io.js';
 
@@ -22,7 +23,7 @@ export const command: Command = {
   async run(args, io) {
     const beforeText = stringFlag(args, 'before');
     if (!beforeText) throw new UsageError('prune: --before AGE|DATE is required (e.g. --before 180d)');
-    const before = timeFlag(beforeText, '--before', Date.now());
+    const before = parseNamedTimeBound('--before', beforeText, Date.now());
     const batchText = stringFlag(args, 'batch-size');
     if (batchText !== undefined && !/^\d+$/.test(batchText))
       throw new UsageError(`--batch-size: must be a positive integer, got "${batchText}"`);

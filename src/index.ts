@@ -113,8 +113,9 @@ export type {
 export { verifyLedger, assertIntact, readAnchor, writeAnchor } from './ledger/verify.js';
 export type { VerifyReport, VerifyOptions, IntegrityProblem, Anchor, AnchorCheck } from './ledger/verify.js';
 export { redact, Redactor, DEFAULT_PATTERNS } from './ledger/redact.js';
-export type { RedactionConfig, Redacted } from './ledger/redact.js';
-export type { RedactConfig } from './domain/hooks.js';
+export type { Redacted } from './ledger/redact.js';
+export type { RedactConfig } from './domain/redaction.js';
+export { RedactionRuleError } from './domain/redaction.js';
 export { pruneLedger } from './ledger/prune.js';
 export type { PruneOptions, PruneReport } from './ledger/prune.js';
 export { placeHold, releaseHold, listHolds } from './ledger/holds.js';

@@ -42,7 +42,6 @@ const OUTCOME_COLUMNS = `id, invocation_id, hook_id, point, priority, registrati
 export const OUTCOMES_OF_INVOCATION_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE invocation_id = ? ORDER BY id`;
 export const OUTCOME_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = ?`;
 export const OUTCOME_ID = 0;
-export const OUTCOME_MODE = 7;
 export const OUTCOME_STATUS = 10;
 /**
  * Columns of a background outcome that was `pending` when its invocation committed: its

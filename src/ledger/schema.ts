@@ -3,7 +3,7 @@ import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from
 
 /**
  * The ledger's tables. Times are ms since the epoch, durations µs, JSON as text
- * (DESIGN section 5). Columns are snake_case; drizzle maps them to camelCase rows.
+ * (docs/design.md §5). Columns are snake_case; drizzle maps them to camelCase rows.
  */
 
 /** A hook set, stored once per fingerprint. */

@@ -19,7 +19,7 @@ export interface ExportRecord extends Omit<InvocationSummary, 'hookSetId'> {
   modifiedInput: unknown;
   additionalContext: string[];
   redactions: string[];
-  /** The canonical invocation (DESIGN section 8) without `raw`. */
+  /** The canonical invocation (docs/design.md §8) without `raw`. */
   invocation: unknown;
   /** The agent's own payload, verbatim. */
   raw: unknown;

@@ -6,8 +6,8 @@ import { pointSchema } from '../../domain/points.js';
 import { DECISIONS, formatIssues, reasonCodeSchema } from '../../domain/results.js';
 
 /**
- * The invocation selection shared by denials, sessions, export and replay (DESIGN sections 6
- * and 7). Every field narrows the selection; all are optional.
+ * The invocation selection shared by denials, sessions, export and replay (docs/design.md §6
+ * and §7). Every field narrows the selection; all are optional.
  */
 export const invocationFilterSchema = z.strictObject({
   sessionId: z.string().min(1).optional(),

@@ -12,7 +12,7 @@
  */
 import { build } from 'esbuild';
 import { rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const packageRootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,9 +25,20 @@ export const packageRootDir = resolve(dirname(fileURLToPath(import.meta.url)), '
  * has no built-in module compile cache).
  */
 export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', 'bundle', 'claude.mjs')): Promise<string> {
+  return buildHookBundle('claude', outFile);
+}
+
+/** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.mjs, from src/cli/<name>-bin.ts. */
+export const HOOK_BUNDLES = ['claude', 'codex', 'gemini'] as const;
+
+/** Builds one agent's bundle (see {@link buildClaudeBundle}). */
+export async function buildHookBundle(
+  name: (typeof HOOK_BUNDLES)[number],
+  outFile = join(packageRootDir, 'dist', 'bundle', `${name}.mjs`),
+): Promise<string> {
   const cjsFile = outFile.replace(/\.mjs$/, '.cjs');
   await build({
-    entryPoints: [join(packageRootDir, 'src', 'cli', 'claude-bin.ts')],
+    entryPoints: [join(packageRootDir, 'src', 'cli', `${name}-bin.ts`)],
     outfile: cjsFile,
     bundle: true,
     platform: 'node',
@@ -42,7 +53,7 @@ export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', '
     logLevel: 'warning',
   });
   rmSync(`${cjsFile}.cache`, { force: true });
-  writeFileSync(outFile, LAUNCHER);
+  writeFileSync(outFile, LAUNCHER.replaceAll('claude.cjs', basename(cjsFile)));
   return outFile;
 }
 
@@ -83,4 +94,7 @@ script.runInThisContext()(module.exports, createRequire(file), module, file, dir
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const out = await buildClaudeBundle(process.argv[2] ? resolve(process.argv[2]) : undefined);
   process.stdout.write(`wrote ${out}\n`);
+  if (!process.argv[2]) {
+    for (const name of HOOK_BUNDLES.filter((n) => n !== 'claude')) process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
+  }
 }

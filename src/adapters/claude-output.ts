@@ -1,6 +1,7 @@
-import type { Outcome, Report } from '../domain/outcomes.js';
+import type { Report } from '../domain/outcomes.js';
 import { CLAUDE_TEXT_LIMIT } from '../runtimes/claude-wire.js';
 import { oneLine } from '../domain/text.js';
+import { confirmationRequiredText, couldNotDecideText, decisionText, explainHint, modifiers, rewriteRefusedText } from './answer-text.js';
 
 /**
  * Report → the answer Claude Code expects for that event (reference/claude-code-hooks.md
@@ -80,21 +81,12 @@ export function isBlockingEvent(eventName: string | null): boolean {
   return eventName !== null && Object.hasOwn(BLOCKING_EVENTS, eventName);
 }
 
-/** Where the reason points for the details: the ledger id `hookledger explain` takes. */
-function explainHint(invocationId: number): string {
-  return `hookledger explain ${invocationId}`;
-}
-
 /**
  * The reason Claude Code shows, naming the decisive hook and how to see the whole record,
  * e.g. `[hookledger] denied by no-rm (safety_violation): rm -rf is not allowed (hookledger explain 42)`.
  */
 export function decisionReason(report: Report): string {
-  const hook = report.decisiveHookId ?? 'hookledger';
-  const verb = report.decision === 'deny' ? 'denied by' : report.decision === 'ask' ? 'confirmation asked by' : 'allowed by';
-  const code = report.decision === 'deny' && report.reasonCode ? ` (${report.reasonCode})` : '';
-  const message = report.message ? `: ${oneLine(report.message)}` : '';
-  return cap(`[hookledger] ${verb} ${hook}${code}${message} (${explainHint(report.invocationId)})`);
+  return cap(decisionText(report));
 }
 
 /**
@@ -112,8 +104,11 @@ export function decisionReason(report: Report): string {
  * - UserPromptSubmit with a modified prompt and no deny: `decision: "block"` + a
  *   `systemMessage`. Claude Code cannot take a rewritten prompt, and answering nothing would
  *   send the original (e.g. with the secret a redaction guardrail removed) to the model.
- * - TaskCompleted, TeammateIdle, WorktreeCreate: deny → exit 2 with the reason on stderr.
- * - an `ask` where the event has no way to ask becomes a `systemMessage` for the user.
+ * - TaskCompleted, TeammateIdle: deny → exit 2 with the reason on stderr.
+ * - WorktreeCreate: see `worktreeAnswer`.
+ * - an `ask` on an event that can block but not ask blocks it, saying confirmation was
+ *   required; on an event that can do neither it is a `systemMessage` (and a stderr line).
+ * - PermissionDenied: an allow is `retry: true`.
  * - additionalContext where the event documents it, joined in execution order.
  */
 export function claudeAnswer(report: Report, eventName: string | null): ClaudeAnswer {
@@ -169,34 +164,71 @@ export function claudeAnswer(report: Report, eventName: string | null): ClaudeAn
     } else if (report.decision === 'allow') {
       specific().decision = { behavior: 'allow', ...(modified ? { updatedInput: report.modifiedInput } : {}) };
     }
-  } else if (event === 'UserPromptSubmit' && modified && report.decision !== 'deny') {
-    const refusal = promptRewriteReason(report);
-    json.decision = 'block';
-    json.reason = refusal;
-    json.systemMessage = refusal;
-  } else if (report.decision === 'deny' && blockStyle === 'top_level') {
-    json.decision = 'block';
-    // Stop/SubagentStop: the reason is Claude's next instruction, so context rides along in it.
-    json.reason = context !== null && !CONTEXT_EVENTS.has(event) ? cap(`${reason}\n\n${context}`) : reason;
-  } else if (report.decision === 'deny' && blockStyle === 'elicitation') {
-    specific().action = 'decline';
-    json.systemMessage = reason;
-  } else if (report.decision === 'deny' && blockStyle === 'exit_2') {
-    exitCode = 2;
-    stderr = reason;
-  } else if (report.decision === 'deny' && FEEDBACK_EVENTS.has(event)) {
-    json.decision = 'block';
-    json.reason = reason;
-  } else if (report.decision === 'deny') {
-    stderr = `${reason} — ${event || 'this event'} cannot be blocked; recorded only`;
-  } else if (report.decision === 'ask') {
-    json.systemMessage = reason;
+  } else if (event === 'WorktreeCreate') {
+    ({ exitCode, stderr } = worktreeAnswer(report, reason, json));
+  } else {
+    // An ask where the event can block but cannot ask is a block that says confirmation was
+    // required: letting the event through would drop the guardrail's question silently.
+    const askBlocks = report.decision === 'ask' && blockStyle !== null;
+    const blocks = report.decision === 'deny' || askBlocks;
+    const blockReason = askBlocks ? cap(confirmationRequiredText(report, 'Claude Code', event)) : reason;
+    if (event === 'UserPromptSubmit' && modified && report.decision !== 'deny') {
+      const refusal = promptRewriteReason(report);
+      json.decision = 'block';
+      json.reason = refusal;
+      json.systemMessage = refusal;
+    } else if (blocks && blockStyle === 'top_level') {
+      json.decision = 'block';
+      // Stop/SubagentStop: the reason is Claude's next instruction, so context rides along in it.
+      json.reason = context !== null && !CONTEXT_EVENTS.has(event) ? cap(`${blockReason}\n\n${context}`) : blockReason;
+      if (askBlocks) json.systemMessage = blockReason;
+    } else if (blocks && blockStyle === 'elicitation') {
+      specific().action = 'decline';
+      json.systemMessage = blockReason;
+    } else if (blocks && blockStyle === 'exit_2') {
+      exitCode = 2;
+      stderr = blockReason;
+    } else if (report.decision === 'deny' && FEEDBACK_EVENTS.has(event)) {
+      json.decision = 'block';
+      json.reason = reason;
+    } else if (report.decision === 'deny') {
+      stderr = `${reason} — ${event || 'this event'} cannot be blocked; recorded only`;
+    } else if (report.decision === 'ask') {
+      // Nothing to block or ask here: the question reaches the user as a notice, and the log says so.
+      json.systemMessage = reason;
+      stderr = `${reason} — ${event || 'this event'} can neither ask nor block; shown to the user, the event proceeds`;
+    } else if (report.decision === 'allow' && event === 'PermissionDenied') {
+      // The one thing an approval can say after the auto-mode classifier denied: try again.
+      specific().retry = true;
+    }
   }
 
   if (context !== null && CONTEXT_EVENTS.has(event) && blockStyle !== 'permission_request') {
     specific().additionalContext = context;
   }
   return { exitCode, json, stderr };
+}
+
+/**
+ * WorktreeCreate hooks replace Claude Code's own worktree creation: the answer is the new
+ * worktree's absolute path (plain stdout; `worktreePath` over http), any failure fails the
+ * creation. The path is the message of the guardrail `allow` that decided (a wrapped Claude
+ * hook's printed path is read as one); a deny, an ask, or no path at all is exit 2 with the
+ * reason, so the user sees why no worktree was made.
+ */
+function worktreeAnswer(report: Report, reason: string | null, json: Record<string, unknown>): { exitCode: 0 | 2; stderr: string | null } {
+  const path = report.decision === 'allow' ? (report.message?.trim() ?? '') : '';
+  if (report.decision === 'allow' && path.startsWith('/') && !/[\r\n]/.test(path)) {
+    json.hookSpecificOutput = { hookEventName: 'WorktreeCreate', worktreePath: path };
+    return { exitCode: 0, stderr: null };
+  }
+  if (report.decision === 'deny') return { exitCode: 2, stderr: reason };
+  if (report.decision === 'ask') return { exitCode: 2, stderr: cap(confirmationRequiredText(report, 'Claude Code', 'WorktreeCreate')) };
+  const why =
+    report.decision === 'allow'
+      ? `${report.decisiveHookId ?? 'the hook'} allowed without an absolute worktree path as its message`
+      : 'no hook at worktree_create answered allow with the worktree path';
+  return { exitCode: 2, stderr: cap(`[hookledger] worktree not created: ${why} (${explainHint(report.invocationId)})`) };
 }
 
 /**
@@ -209,7 +241,7 @@ export function claudeAnswer(report: Report, eventName: string | null): ClaudeAn
  */
 export function internalFailureAnswer(eventName: string | null, problem: string, policy: 'deny' | 'allow'): ClaudeAnswer {
   const line = oneLine(problem);
-  const reason = cap(`hookledger could not decide: ${line}`);
+  const reason = cap(couldNotDecideText(line));
   if (policy === 'allow' || (eventName !== null && !isBlockingEvent(eventName))) {
     const suffix = policy === 'allow' && isBlockingEvent(eventName) ? ' (HOOKLEDGER_ON_ERROR=allow: proceeding)' : '';
     return { exitCode: 0, json: { systemMessage: `${reason}${suffix}` }, stderr: `hookledger: ${line}` };
@@ -243,6 +275,18 @@ export function internalFailureAnswer(eventName: string | null, problem: string,
 }
 
 /**
+ * What command mode prints on stdout: the JSON answer, except on WorktreeCreate, where Claude
+ * Code reads the new worktree's path as plain text.
+ */
+export function claudeStdout(answer: ClaudeAnswer): string {
+  const specific = answer.json.hookSpecificOutput;
+  if (isRecord(specific) && specific.hookEventName === 'WorktreeCreate' && typeof specific.worktreePath === 'string') {
+    return `${specific.worktreePath}\n`;
+  }
+  return `${JSON.stringify(answer.json)}\n`;
+}
+
+/**
  * The JSON body an http hook answers with. HTTP status cannot block, so an exit-2 answer
  * becomes `continue: false` (the one JSON field every event honours) with the reason.
  */
@@ -253,32 +297,12 @@ export function claudeHttpBody(answer: ClaudeAnswer): Record<string, unknown> {
 }
 
 /**
- * The guardrails whose rewrite was applied (a `modify`, or an allow/ask with a replacement), in
- * execution order. An observer's, or a failed one, is only recorded.
- */
-function modifyingOutcomes(report: Report): Outcome[] {
-  return report.outcomes.filter((o) => o.modifiedInput !== null && o.capability === 'guardrail' && o.failureReason === null);
-}
-
-function modifiers(report: Report): string {
-  const ids = modifyingOutcomes(report).map((o) => o.hookId);
-  return ids.length > 0 ? ids.join(', ') : 'a hook';
-}
-
-/**
  * Why a rewritten prompt is blocked, naming the hooks that rewrote it and their reasons, e.g.
- * `[hookledger] prompt blocked: redact-secrets rewrote it (removed an API key); Claude Code
- * cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (hookledger explain 42)`.
+ * `[hookledger] denied: redact-secrets rewrote the prompt (removed an API key), and Claude Code
+ * cannot take a rewritten input (hookledger explain 42)`: blocked rather than sent unchanged.
  */
 function promptRewriteReason(report: Report): string {
-  const outcomes = modifyingOutcomes(report);
-  const reasons = outcomes
-    .filter((o) => o.message !== null && o.message.trim() !== '')
-    .map((o) => (outcomes.length > 1 ? `${o.hookId}: ${oneLine(o.message!)}` : oneLine(o.message!)));
-  const because = reasons.length > 0 ? ` (${reasons.join('; ')})` : '';
-  return cap(
-    `[hookledger] prompt blocked: ${modifiers(report)} rewrote it${because}; Claude Code cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (${explainHint(report.invocationId)})`,
-  );
+  return cap(rewriteRefusedText(report, 'Claude Code', 'the prompt'));
 }
 
 /** What a non-object replacement input is, for a reason: `a string`, `an array`, `a number` ... */

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { ConfigError, describeThrown } from '../domain/errors.js';
 import { compileMatcher, resolveHookSet } from '../domain/hooks.js';
-import { CLAUDE_EVENT_POINTS, pointForClaudeEvent, TOOL_POINTS } from '../domain/points.js';
+import { CLAUDE_EVENT_POINTS, pointForClaudeEvent, TOOL_POINTS, type Point } from '../domain/points.js';
 import { formatIssues } from '../domain/results.js';
 import { oneLine } from '../domain/text.js';
 
@@ -38,8 +38,18 @@ export type ClaudeMatcherGroup = z.infer<typeof groupSchema>;
 
 const hooksSchema = z.record(z.string(), z.array(groupSchema));
 
-/** Events `install-claude` registers by default: every event that has a hookledger point. */
-export const DEFAULT_INSTALL_EVENTS: readonly string[] = Object.keys(CLAUDE_EVENT_POINTS);
+/** Every Claude Code event hookledger has a point for: what `install-claude --events` accepts. */
+export const INSTALLABLE_EVENTS: readonly string[] = Object.keys(CLAUDE_EVENT_POINTS);
+
+/**
+ * Events installed only when named in `--events`: a WorktreeCreate hook replaces Claude Code's
+ * own worktree creation (the hook set must make the worktree and answer its path), and
+ * MessageDisplay fires for every batch of streamed text, a process per batch for a display rewrite.
+ */
+export const OPT_IN_EVENTS: ReadonlySet<string> = new Set(['WorktreeCreate', 'MessageDisplay']);
+
+/** Events `install-claude` registers by default: every installable event but the opt-in ones. */
+export const DEFAULT_INSTALL_EVENTS: readonly string[] = INSTALLABLE_EVENTS.filter((e) => !OPT_IN_EVENTS.has(e));
 
 /** Claude Code refuses `http` handlers on these events (section 1, "Which types each event accepts"). */
 const COMMAND_ONLY_EVENTS: ReadonlySet<string> = new Set(['SessionStart', 'Setup']);
@@ -303,6 +313,17 @@ export interface ImportOptions {
   onFailure?: 'deny' | 'allow';
   /** Where the settings came from, for descriptions and messages. */
   source: string;
+  /**
+   * Another agent whose configuration has Claude Code's shape (import-codex, import-gemini):
+   * its name in messages, its event → point mapping, its timeout unit, and how to recognise
+   * hookledger's own entries there. Default: Claude Code.
+   */
+  agent?: {
+    label: string;
+    pointFor: (event: string) => Point;
+    timeoutUnitMs: number;
+    isHookledger: (handler: ClaudeHandler) => boolean;
+  };
 }
 
 /**
@@ -317,6 +338,12 @@ export interface ImportOptions {
 export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptions): ImportResult {
   const hooks = settingsHooks(settings, options.source);
   const onFailure = options.onFailure ?? 'deny';
+  const agent = options.agent ?? {
+    label: 'Claude Code',
+    pointFor: pointForClaudeEvent,
+    timeoutUnitMs: 1000,
+    isHookledger: isHookledgerHandler,
+  };
   const defs: Record<string, unknown>[] = [];
   const imported: ImportedHook[] = [];
   const unsupported: UnsupportedHandler[] = [];
@@ -324,19 +351,21 @@ export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptio
   const ids = new Set<string>();
 
   for (const [event, groups] of Object.entries(hooks)) {
-    const point = pointForClaudeEvent(event);
+    const point = agent.pointFor(event);
     for (const group of groups) {
       const matcher = group.matcher === undefined || group.matcher.trim() === '' || group.matcher.trim() === '*' ? null : group.matcher;
       for (const handler of group.hooks) {
         const what = describeHandler(handler);
         const report = (why: string) => unsupported.push({ event, matcher, type: handler.type, what, why });
-        if (isHookledgerHandler(handler)) continue;
+        if (agent.isHookledger(handler)) continue;
         if (point === 'other') {
-          report(`event ${event} has no hookledger point yet; keep this handler in Claude Code's settings`);
+          report(`event ${event} has no hookledger point yet; keep this handler in ${agent.label}'s settings`);
           continue;
         }
         if (handler.type !== 'command' && handler.type !== 'http') {
-          report(`${handler.type} handlers are not supported (hookledger runs command and http hooks); keep it in Claude Code's settings`);
+          report(
+            `${handler.type} handlers are not supported (hookledger runs command and http hooks); keep it in ${agent.label}'s settings`,
+          );
           continue;
         }
         if (handler.type === 'command' && (typeof handler.command !== 'string' || handler.command.trim() === '')) {
@@ -389,7 +418,10 @@ export function importClaudeHooks(settings: ClaudeSettings, options: ImportOptio
           def.capability = 'guardrail';
           def.onFailure = onFailure;
         }
-        def.timeoutMs = handler.timeout !== undefined ? Math.min(Math.round(handler.timeout * 1000), 3_600_000) : IMPORT_DEFAULT_TIMEOUT_MS;
+        def.timeoutMs =
+          handler.timeout !== undefined
+            ? Math.min(Math.round(handler.timeout * agent.timeoutUnitMs), 3_600_000)
+            : IMPORT_DEFAULT_TIMEOUT_MS;
         if (handler.type === 'command') {
           def.command = handler.args !== undefined ? { command: handler.command, args: handler.args } : handler.command;
         } else {

@@ -20,6 +20,7 @@ export const SESSION_END_MAX_TIMEOUT_S = 60;
 /** Claude Code's own limit for a command/http handler without `timeout`, in seconds. */
 export function claudeDefaultTimeoutSeconds(event: string): number {
   if (event === 'UserPromptSubmit') return 30;
+  if (event === 'MessageDisplay') return 10;
   // A budget shared by all SessionEnd hooks, raised by the largest per-hook `timeout`.
   if (event === 'SessionEnd') return 1.5;
   return 600;

@@ -2,7 +2,7 @@ import { describeThrown, InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Report } from '../domain/outcomes.js';
 import type { Ledger } from '../ledger/open.js';
-import { createRunner, type Runner } from '../runner/runner.js';
+import { createRunner, type Runner, type RunnerOptions } from '../runner/runner.js';
 import { claudeEventNameOf, invocationFromClaude } from './claude-input.js';
 import { claudeAnswer, internalFailureAnswer, type ClaudeAnswer } from './claude-output.js';
 
@@ -71,6 +71,8 @@ export interface ClaudeCommandDeps {
   input: Promise<string>;
   loadHookSet: () => Promise<HookSet>;
   openLedger: () => Ledger;
+  /** Builds the runner (default createRunner); the CLI's adds telemetry. Its close() is awaited by `finish`. */
+  createRunner?: (options: RunnerOptions) => Runner;
   policy: OnErrorPolicy;
   /** Close the ledger in `finish` (default false: the process is about to exit). */
   closeLedger?: boolean;
@@ -121,7 +123,11 @@ export async function decideClaudeCommand(deps: ClaudeCommandDeps): Promise<Clau
   try {
     const hookSet = await hookSetLoading;
     ledger = deps.openLedger();
-    runner = createRunner({ hookSet, ledger, ...(deps.onBackgroundError ? { onBackgroundError: deps.onBackgroundError } : {}) });
+    runner = (deps.createRunner ?? createRunner)({
+      hookSet,
+      ledger,
+      ...(deps.onBackgroundError ? { onBackgroundError: deps.onBackgroundError } : {}),
+    });
   } catch (error) {
     return { answer: internalFailureAnswer(eventName, describeThrown(error), deps.policy), report: null, eventName, finish };
   }

@@ -38,6 +38,8 @@ export interface HookServerOptions {
   maxBodyBytes?: number;
   /** Receives one line per problem worth an operator's attention (never per request). */
   log?: (line: string) => void;
+  /** GET /metrics (behind the bearer token like every route but /healthz): Prometheus exposition text. */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
 }
 
 export interface HookServer {
@@ -150,6 +152,13 @@ export function createHookServer(options: HookServerOptions): HookServer {
       }
       return sendJson(res, 200, explain(ledger, ref));
     }
+    if (path === '/metrics' && options.metrics) {
+      requireMethod(req, 'GET');
+      const { contentType, body } = await options.metrics();
+      res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
     if (path === '/v1/denials') {
       requireMethod(req, 'GET');
       const { filter, page } = denialsQuery(url.searchParams);
@@ -159,7 +168,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
     throw new HttpError(
       404,
       'not_found',
-      `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /healthz)`,
+      `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /metrics, GET /healthz)`,
     );
   }
 

@@ -24,6 +24,12 @@ export const ledgerOptions = {
 
 export const configOption = { config: { type: 'string', short: 'c' } } as const;
 
+/** `--otel URL`: export telemetry over OTLP/HTTP to this base endpoint (agent commands; docs/telemetry.md). */
+export const otelOption = { otel: { type: 'string' } } as const;
+
+/** The usage line of `--otel`, for agent commands' help. */
+export const OTEL_USAGE = `  --otel URL  export spans and log records over OTLP/HTTP (else $OTEL_EXPORTER_OTLP_ENDPOINT; docs/telemetry.md)`;
+
 /** A string flag's value, or undefined. */
 export function stringFlag(args: CommandArgs, name: string): string | undefined {
   const value = args.values[name];

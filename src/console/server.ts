@@ -116,6 +116,7 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (path.startsWith('/export.')) return send(res, 401, 'text/plain; charset=utf-8', 'log in first\n');
       return redirect(res, `/?next=${encodeURIComponent(path + url.search)}`, {}, 303);
     }
+    const started = performance.now();
     const ctx: PageContext = { ledger: options.ledger, query: url.searchParams, now: Date.now(), integrity };
     if (path === '/export.csv' || path === '/export.jsonl') return exportDownload(res, ctx, path.endsWith('.csv') ? 'csv' : 'jsonl');
     for (const [pattern, route] of ROUTES) {
@@ -125,11 +126,15 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       try {
         params = match.slice(1).map((p) => decodeURIComponent(p));
       } catch {
-        return page(res, { title: 'Bad address', section: null, status: 400, body: errorBody('Bad address', 'the address is not valid') });
+        return page(
+          res,
+          { title: 'Bad address', section: null, status: 400, body: errorBody('Bad address', 'the address is not valid') },
+          started,
+        );
       }
-      return page(res, await runPage(route, ctx, params));
+      return page(res, await runPage(route, ctx, params), started);
     }
-    return page(res, { title: 'Not found', section: null, status: 404, body: errorBody('Not found', `no page at ${path}`) });
+    return page(res, { title: 'Not found', section: null, status: 404, body: errorBody('Not found', `no page at ${path}`) }, started);
   }
 
   async function runPage(route: Route, ctx: PageContext, params: string[]): Promise<PageResult> {
@@ -145,8 +150,11 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
     }
   }
 
-  function page(res: ServerResponse, result: PageResult): void {
-    html(res, result.status ?? 200, consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.path }).value);
+  /** Sends a page; `Server-Timing` says how long its queries and rendering took (the benchmark reads it). */
+  function page(res: ServerResponse, result: PageResult, started: number): void {
+    const text = consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.path }).value;
+    res.setHeader('server-timing', `page;dur=${(performance.now() - started).toFixed(1)}`);
+    html(res, result.status ?? 200, text);
   }
 
   async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -234,9 +234,7 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       throw new ConfigError(`${label}: match: "${hook.match}" is not a valid regular expression (${(error as Error).message})`);
     }
     if (hook.match !== undefined && hook.match.trim() !== '' && hook.match.trim() !== '*' && !points.some((p) => TOOL_POINTS.has(p))) {
-      throw new ConfigError(
-        `${label}: match: a tool matcher needs a tool point (pre_tool_use, post_tool_use, post_tool_use_failure, permission_request)`,
-      );
+      throw new ConfigError(`${label}: match: a tool matcher needs a tool point (${[...TOOL_POINTS].join(', ')})`);
     }
     return {
       id: hook.id,

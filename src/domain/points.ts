@@ -17,6 +17,26 @@ export const POINTS = [
   'pre_compact',
   'notification',
   'error',
+  // Claude Code events beyond the common lifecycle (reference/claude-code-hooks.md section 2).
+  'setup',
+  'instructions_loaded',
+  'user_prompt_expansion',
+  'message_display',
+  'permission_denied',
+  'post_tool_batch',
+  'subagent_start',
+  'task_created',
+  'task_completed',
+  'teammate_idle',
+  'config_change',
+  'cwd_changed',
+  'directory_added',
+  'file_changed',
+  'worktree_create',
+  'worktree_remove',
+  'post_compact',
+  'elicitation',
+  'elicitation_result',
   'other',
 ] as const;
 
@@ -52,6 +72,25 @@ export const CLAUDE_EVENT_POINTS: Readonly<Record<string, Point>> = {
   PreCompact: 'pre_compact',
   Notification: 'notification',
   StopFailure: 'error',
+  Setup: 'setup',
+  InstructionsLoaded: 'instructions_loaded',
+  UserPromptExpansion: 'user_prompt_expansion',
+  MessageDisplay: 'message_display',
+  PermissionDenied: 'permission_denied',
+  PostToolBatch: 'post_tool_batch',
+  SubagentStart: 'subagent_start',
+  TaskCreated: 'task_created',
+  TaskCompleted: 'task_completed',
+  TeammateIdle: 'teammate_idle',
+  ConfigChange: 'config_change',
+  CwdChanged: 'cwd_changed',
+  DirectoryAdded: 'directory_added',
+  FileChanged: 'file_changed',
+  WorktreeCreate: 'worktree_create',
+  WorktreeRemove: 'worktree_remove',
+  PostCompact: 'post_compact',
+  Elicitation: 'elicitation',
+  ElicitationResult: 'elicitation_result',
 };
 
 /** The point for a Claude Code event name; `other` for events hookledger does not know. */
@@ -70,6 +109,7 @@ export const TOOL_POINTS: ReadonlySet<Point> = new Set<Point>([
   'post_tool_use',
   'post_tool_use_failure',
   'permission_request',
+  'permission_denied',
 ]);
 
 /** Resolves a canonical name or an alias; undefined when the name is unknown. */

@@ -7,6 +7,7 @@ import type { Ledger } from '../ledger/open.js';
 import { LedgerWriter, type LedgerWriterOptions } from '../ledger/write.js';
 import { BackgroundDispatcher } from './background.js';
 import { decide } from './decide.js';
+import type { RunObservation, RunObserver } from './observer.js';
 import { HookIndex } from './select.js';
 
 export interface RunnerOptions {
@@ -14,6 +15,12 @@ export interface RunnerOptions {
   ledger: Ledger;
   /** Called when recording a background hook's outcome fails (the caller already has its decision). */
   onBackgroundError?: (error: unknown) => void;
+  /**
+   * Told of every recorded decision and completed background outcome (telemetry, metrics), on a
+   * later turn of the event loop: it never changes or delays a decision. What it throws goes to
+   * `onBackgroundError`.
+   */
+  observer?: RunObserver;
   /**
    * Write-path options; only the integrity benchmark sets them (chaining off, to measure it).
    * @internal
@@ -54,13 +61,16 @@ export function createRunner(options: RunnerOptions): Runner {
   const hookSetId = writer.hookSetId(hookSet);
   const background = new BackgroundDispatcher(hookSet.backgroundConcurrency);
   const reportBackgroundError = options.onBackgroundError ?? (() => {});
+  const observer = options.observer;
 
   async function run(input: InvocationInput | Invocation): Promise<Report> {
     const invocation = frozenInvocation(parseInvocation(input));
     const startedAt = Date.now();
     const t0 = process.hrtime.bigint();
     const selection = index.select(invocation);
+    const w0 = process.hrtime.bigint();
     const invocationId = writer.begin(hookSetId, invocation, startedAt);
+    let writeNs = process.hrtime.bigint() - w0;
 
     const { pass, outcomes, start } = await decide(selection, invocation, hookSet.strategy, { replay: false, invocationId });
     const durationUs = Number((process.hrtime.bigint() - t0) / 1000n);
@@ -73,24 +83,41 @@ export function createRunner(options: RunnerOptions): Runner {
       additionalContext: pass.additionalContext,
       durationUs,
     };
+    const w1 = process.hrtime.bigint();
     const pendingRowIds = writer.finish(invocationId, result, outcomes);
+    writeNs += process.hrtime.bigint() - w1;
 
     // Pending outcomes are the only ones the writer returns row ids for, in selection order.
-    for (const [k, { registration, outcome, executionOrder }] of start.entries()) {
+    for (const [k, { registration, outcome: pending, executionOrder }] of start.entries()) {
       const rowId = pendingRowIds[k]!;
       background.enqueue({
         registration,
         invocation: pass.finalInvocation,
         invocationId,
-        outcome,
+        outcome: pending,
         executionOrder,
         replay: false,
         onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
-        onDone: (done) => guard(() => writer.completeBackground(rowId, done)),
+        onDone: (outcome) => {
+          const b0 = process.hrtime.bigint();
+          guard(() => writer.completeBackground(rowId, outcome));
+          if (observer) {
+            const ledgerWriteUs = Number((process.hrtime.bigint() - b0) / 1000n);
+            notify({
+              kind: 'background_done',
+              hookSet,
+              invocation,
+              invocationId,
+              outcome,
+              ledgerWriteUs,
+              backgroundPending: background.size,
+            });
+          }
+        },
       });
     }
 
-    return {
+    const report: Report = {
       invocationId,
       hookSet: { id: hookSetId, name: hookSet.name, version: hookSet.version, fingerprint: hookSet.fingerprint },
       point: invocation.point,
@@ -98,6 +125,15 @@ export function createRunner(options: RunnerOptions): Runner {
       outcomes,
       startedAt,
     };
+    if (observer) {
+      notify({ kind: 'decided', hookSet, invocation, report, ledgerWriteUs: Number(writeNs / 1000n), backgroundPending: background.size });
+    }
+    return report;
+  }
+
+  /** Hands an observation to the observer after the caller has its decision. */
+  function notify(observation: RunObservation): void {
+    setImmediate(() => guard(() => observer!(observation)));
   }
 
   function guard(write: () => void): void {

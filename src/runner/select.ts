@@ -1,6 +1,7 @@
 import type { HookSet, ResolvedHook } from '../domain/hooks.js';
 import type { Invocation } from '../domain/invocation.js';
 import { POINTS, type Point } from '../domain/points.js';
+import { toolNamesFor } from '../domain/tool-names.js';
 
 /** A hook as registered at one point, with its stable position there. */
 export interface Registration {
@@ -32,8 +33,10 @@ export class HookIndex {
   select(invocation: Invocation): Selection {
     const foreground: Registration[] = [];
     const background: Registration[] = [];
+    // The agent's own tool name and its Claude Code equivalents (domain/tool-names.ts).
+    const names = toolNamesFor(invocation.agent, invocation.toolName);
     for (const registration of this.byPoint.get(invocation.point) ?? []) {
-      if (!registration.hook.matches(invocation.point, invocation.toolName)) continue;
+      if (!names.some((name) => registration.hook.matches(invocation.point, name))) continue;
       (registration.hook.mode === 'foreground' ? foreground : background).push(registration);
     }
     // Background hooks in the same order, so the report lists outcomes as explain reads them back.

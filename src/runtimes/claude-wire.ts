@@ -25,7 +25,7 @@ const STDERR_EXCERPT_LIMIT = 500;
 const STOP_POINTS: ReadonlySet<Point> = new Set<Point>(['stop', 'subagent_stop']);
 
 /** Points where Claude Code adds a hook's plain-text stdout to the model's context. */
-const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prompt_submit', 'session_start']);
+const PLAIN_TEXT_CONTEXT_POINTS: ReadonlySet<Point> = new Set<Point>(['user_prompt_submit', 'session_start', 'user_prompt_expansion']);
 
 /**
  * Fields whose values come from the invocation rather than from `raw`: earlier hooks in the
@@ -51,13 +51,17 @@ export interface ProcessOutput {
   stderr: string;
 }
 
+/** Agents whose hook scripts expect the agent's own event names (Codex's are Claude Code's; Gemini CLI's are its own). */
+const OWN_EVENT_AGENTS = /^(claude-code|codex|gemini-cli)(\/|$)/;
+
 /**
  * The `hook_event_name` a hook is told: the agent's own event name when the invocation came
  * from Claude Code (so unknown events round-trip), else the Claude name of the point, else
- * the point name itself (hookledger-only points such as `pre_llm_request`).
+ * the point name itself (hookledger-only points such as `pre_llm_request`). Codex and Gemini
+ * CLI events keep their own names too, so scripts imported from those agents see what they expect.
  */
 export function claudeEventName(invocation: Invocation): string {
-  if (invocation.agent?.startsWith('claude-code') && invocation.eventName) return invocation.eventName;
+  if (invocation.eventName && OWN_EVENT_AGENTS.test(invocation.agent ?? '')) return invocation.eventName;
   return POINT_CLAUDE_EVENTS[invocation.point] ?? invocation.point;
 }
 
@@ -127,6 +131,7 @@ const hookSpecificOutputSchema = z.looseObject(
     updatedInput: jsonObject(),
     additionalContext: text(),
     decision: permissionRequestDecisionSchema.nullish(),
+    worktreePath: text(),
   },
   expected('an object'),
 );
@@ -141,7 +146,8 @@ export const claudeHookOutputSchema = z.looseObject({
   stopReason: text(),
   suppressOutput: z.boolean(expected('a boolean')).nullish(),
   systemMessage: text(),
-  decision: z.enum(['block', 'approve'], expected('one of block, approve')).nullish(),
+  // block/approve are Claude Code's; deny/allow/ask are Gemini CLI's flat form (scripts imported by import-gemini).
+  decision: z.enum(['block', 'approve', 'deny', 'allow', 'ask'], expected('one of block, approve, deny, allow, ask')).nullish(),
   reason: text(),
   additionalContext: text(),
   hookSpecificOutput: hookSpecificOutputSchema.nullish(),
@@ -223,12 +229,15 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
   const permissionRequest = specific?.decision ?? undefined;
   const verdicts: Array<'allow' | 'deny' | 'ask'> = [];
   if (specific?.permissionDecision && specific.permissionDecision !== 'defer') verdicts.push(specific.permissionDecision);
-  if (out.decision === 'block') verdicts.push('deny');
-  if (out.decision === 'approve') verdicts.push('allow');
+  if (out.decision === 'block' || out.decision === 'deny') verdicts.push('deny');
+  if (out.decision === 'approve' || out.decision === 'allow') verdicts.push('allow');
+  if (out.decision === 'ask') verdicts.push('ask');
   if (permissionRequest) verdicts.push(permissionRequest.behavior);
   const verdict = verdicts.includes('deny') ? 'deny' : verdicts.includes('ask') ? 'ask' : verdicts.includes('allow') ? 'allow' : undefined;
 
   const reason = nonBlank(specific?.permissionDecisionReason) ?? nonBlank(out.reason);
+  const worktreePath = point === 'worktree_create' ? nonBlank(specific?.worktreePath) : undefined;
+  if (verdict === undefined && worktreePath !== undefined) return { decision: 'allow', message: worktreePath.trim(), ...extra };
   if (verdict === 'deny') {
     const message =
       nonBlank(permissionRequest?.behavior === 'deny' ? permissionRequest.message : undefined) ?? reason ?? `denied by ${who}`;
@@ -270,6 +279,8 @@ export function readClaudeHookOutput(output: ProcessOutput, point: Point, hookId
   if (stdout === '') return undefined;
   if (stdout.startsWith('{')) return readClaudeJsonOutput(parseJsonOutput(stdout, 'stdout'), point, hookId, 'stdout JSON');
   if (PLAIN_TEXT_CONTEXT_POINTS.has(point)) return { additionalContext: capText(stdout) };
+  // A WorktreeCreate hook made the worktree and prints its path last: that is its approval.
+  if (point === 'worktree_create') return { decision: 'allow', message: stdout.split('\n').pop()!.trim() };
   return undefined;
 }
 

@@ -230,7 +230,7 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
   it('unknown events and unknown fields are recorded, not rejected', async () => {
     const dir = tempDir();
     const db = join(dir, 'l.db');
-    const payload = { hook_event_name: 'TeammateIdle', session_id: 's-9', teammate_name: 'reviewer', brand_new_field: { x: 1 } };
+    const payload = { hook_event_name: 'SomeFutureEvent', session_id: 's-9', teammate_name: 'reviewer', brand_new_field: { x: 1 } };
     const result = await runCli(['claude', '--config', writeConfig(dir), '--db', db], { input: JSON.stringify(payload) });
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(result.stdout)).toEqual({});
@@ -241,7 +241,7 @@ describe('hookledger claude (command mode, real scripts, real child processes)',
       raw_json: string;
     };
     ledger.close();
-    expect(row).toMatchObject({ point: 'other', event_name: 'TeammateIdle' });
+    expect(row).toMatchObject({ point: 'other', event_name: 'SomeFutureEvent' });
     expect(JSON.parse(row.raw_json)).toEqual(payload);
   });
 });

@@ -32,6 +32,13 @@ const guard = (id: string, run: HookDefinition['run'], extra: Partial<HookDefini
     'session_start',
     'other',
     'pre_compact',
+    'task_completed',
+    'teammate_idle',
+    'worktree_create',
+    'elicitation',
+    'config_change',
+    'permission_denied',
+    'notification',
   ],
   capability: 'guardrail',
   run,
@@ -212,13 +219,13 @@ describe('claudeAnswer: other events', () => {
     for (const hooks of [[redact], [redact, guard('ok', () => allow())], [guard('hmm', () => ask('sure?')), redact]]) {
       const { report, answer } = await answerFor(prompt, hooks);
       expect(report.modifiedInput).toBe('deploy with key [redacted]');
-      const reason = `[hookledger] prompt blocked: redact-secrets rewrote it (removed an API key); Claude Code cannot accept a rewritten prompt, so it is blocked rather than sent unchanged (hookledger explain ${report.invocationId})`;
+      const reason = `[hookledger] denied: redact-secrets rewrote the prompt (removed an API key), and Claude Code cannot take a rewritten input (hookledger explain ${report.invocationId})`;
       expect(answer).toEqual({ exitCode: 0, json: { decision: 'block', reason, systemMessage: reason }, stderr: null });
     }
     // Several rewrites name every hook with its reason; one without a reason adds none.
     const two = await answerFor(prompt, [redact, guard('trim', (inv) => modify(inv.prompt!.trim()))]);
     expect(two.answer.json.reason).toMatch(
-      /^\[hookledger\] prompt blocked: redact-secrets, trim rewrote it \(redact-secrets: removed an API key\); /,
+      /^\[hookledger\] denied: redact-secrets, trim rewrote the prompt \(redact-secrets: removed an API key\), /,
     );
     // A deny keeps its own reason; an observer's modify is not applied, so nothing is blocked.
     const denied = await answerFor(prompt, [redact, guard('no', () => deny('not from a chat'))]);
@@ -264,7 +271,7 @@ describe('claudeAnswer: other events', () => {
     const { report, answer } = await answerFor({ hook_event_name: 'TaskCompleted', task_id: 't1' }, [
       guard('not-done', () => deny('tests still fail')),
     ]);
-    expect(report.point).toBe('other');
+    expect(report.point).toBe('task_completed');
     expect(answer).toMatchObject({
       exitCode: 2,
       json: {},
@@ -273,11 +280,40 @@ describe('claudeAnswer: other events', () => {
     expect(claudeHttpBody(answer)).toMatchObject({ continue: false, stopReason: answer.stderr });
   });
 
-  it('ask where the event cannot ask becomes a systemMessage for the user', async () => {
-    const { answer } = await answerFor({ hook_event_name: 'UserPromptSubmit', prompt: 'x' }, [
+  it('ask where the event can block but not ask blocks it, saying confirmation was required', async () => {
+    const { report, answer } = await answerFor({ hook_event_name: 'UserPromptSubmit', prompt: 'x' }, [
       guard('hmm', () => ask('this prompt mentions prod')),
     ]);
-    expect(answer.json).toEqual({ systemMessage: expect.stringContaining('this prompt mentions prod') });
+    const text = `[hookledger] denied: hmm requires confirmation (this prompt mentions prod), and Claude Code cannot ask at UserPromptSubmit (hookledger explain ${report.invocationId})`;
+    expect(answer).toEqual({ exitCode: 0, json: { decision: 'block', reason: text, systemMessage: text }, stderr: null });
+    // Each blocking form: exit 2 (and continue: false over http), an elicitation declined.
+    const idle = await answerFor({ hook_event_name: 'TeammateIdle', teammate_name: 'r' }, [guard('hmm', () => ask('sure?'))]);
+    expect(idle.answer).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('hmm requires confirmation (sure?)') });
+    expect(claudeHttpBody(idle.answer)).toMatchObject({ continue: false });
+    const elicit = await answerFor({ hook_event_name: 'Elicitation', mcp_server_name: 'gh' }, [guard('hmm', () => ask('sure?'))]);
+    expect(elicit.answer.json).toMatchObject({ hookSpecificOutput: { action: 'decline' } });
+  });
+
+  it('ask where the event can neither block nor ask: a systemMessage and a stderr line, the event proceeds', async () => {
+    const { answer } = await answerFor({ hook_event_name: 'Notification', message: 'm' }, [guard('hmm', () => ask('look at this'))]);
+    expect(answer.json).toEqual({ systemMessage: expect.stringContaining('confirmation asked by hmm: look at this') });
+    expect(answer.stderr).toMatch(/Notification can neither ask nor block; shown to the user, the event proceeds$/);
+  });
+
+  it('PermissionDenied: an allow is retry: true; WorktreeCreate answers the allowed path', async () => {
+    const retry = await answerFor({ hook_event_name: 'PermissionDenied', tool_name: 'Bash', tool_input: {} }, [guard('ok', () => allow())]);
+    expect(retry.answer.json).toEqual({ hookSpecificOutput: { hookEventName: 'PermissionDenied', retry: true } });
+    const made = await answerFor({ hook_event_name: 'WorktreeCreate', name: 'w' }, [guard('mk', () => allow('/tmp/wt/w'))]);
+    expect(made.answer).toEqual({
+      exitCode: 0,
+      json: { hookSpecificOutput: { hookEventName: 'WorktreeCreate', worktreePath: '/tmp/wt/w' } },
+      stderr: null,
+    });
+    const none = await answerFor({ hook_event_name: 'WorktreeCreate', name: 'w' }, []);
+    expect(none.answer).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/worktree not created: no hook at worktree_create answered allow/),
+    });
   });
 
   it('every shared fixture gets a protocol-valid answer', async () => {

@@ -39,6 +39,8 @@ function userSettings() {
           ],
         },
       ],
+      // An event Claude Code may add one day: not importable, and left in place.
+      FutureEvent: [{ hooks: [{ type: 'command', command: 'echo future' }] }],
     },
   };
 }
@@ -56,14 +58,14 @@ describe('install-claude and import-claude', () => {
     expect(imported.stderr).toBe('');
     expect(imported.code).toBe(0);
     const report = JSON.parse(imported.stdout);
-    expect(report.imported.map((h: { id: string }) => h.id)).toEqual(['block-rm', 'deny-fetch', 'record', 'hello']);
+    expect(report.imported.map((h: { id: string }) => h.id)).toEqual(['block-rm', 'deny-fetch', 'record', 'hello', 'true']);
     expect(report.unsupported.map((u: { event: string; type: string }) => `${u.event}/${u.type}`)).toEqual([
       'PreToolUse/prompt',
       'PreToolUse/mcp_tool',
       'TaskCreated/agent',
-      'TaskCreated/command',
+      'FutureEvent/command',
     ]);
-    expect(report.unsupported[3].why).toMatch(/event TaskCreated has no hookledger point/);
+    expect(report.unsupported[3].why).toMatch(/event FutureEvent has no hookledger point/);
     expect(report.warnings).toEqual([
       expect.stringMatching(/^hello: matcher "startup" on SessionStart dropped/),
       expect.stringMatching(/^hello: "if": "Bash\(x\)" dropped/),
@@ -91,13 +93,14 @@ describe('install-claude and import-claude', () => {
       mode: 'background',
       capability: 'observe',
     });
-    expect((await loadHookSet(join(dir, 'hooks.json'))).hooks).toHaveLength(4);
+    expect(hookSet.hooks[4]).toMatchObject({ id: 'true', point: 'task_created', command: 'true' });
+    expect((await loadHookSet(join(dir, 'hooks.json'))).hooks).toHaveLength(5);
 
     // 2. install-claude: one hookledger handler per event; the rest of the file kept.
     const installed = await runCli(['install-claude', '--project', '--config', 'hooks.json', '--bin', 'npx hookledger'], { cwd: dir });
     expect(installed.code).toBe(0);
     expect(installed.stdout).toMatch(/hookledger handles PreToolUse, .*PostToolUse/);
-    expect(installed.stdout).toMatch(/8 other hook handler\(s\) in this file still run beside hookledger/);
+    expect(installed.stdout).toMatch(/9 other hook handler\(s\) in this file still run beside hookledger/);
     const after = JSON.parse(readFileSync(settingsFile, 'utf8'));
     expect(after.model).toBe('opus');
     expect(after.permissions).toEqual(original.permissions);
@@ -121,7 +124,7 @@ describe('install-claude and import-claude', () => {
 
     // 4. Importing the installed file does not import hookledger itself.
     const reimport = await runCli(['import-claude', '.claude/settings.json', '--json'], { cwd: dir });
-    expect(JSON.parse(reimport.stdout).imported).toHaveLength(4);
+    expect(JSON.parse(reimport.stdout).imported).toHaveLength(5);
 
     // 5. --print shows without writing; --remove takes hookledger out and leaves the user's hooks.
     const printed = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse', '--print'], { cwd: dir });
@@ -149,7 +152,7 @@ describe('install-claude and import-claude', () => {
     );
 
     const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
-    expect(skipped).toEqual(['SessionStart']);
+    expect(skipped).toEqual(['SessionStart', 'Setup']);
     expect((settings.hooks as any).SessionStart).toBeUndefined();
     expect((settings.hooks as any).PreToolUse).toEqual([
       {
@@ -318,12 +321,22 @@ describe('install-claude and import-claude', () => {
     const typo = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreTooluse,Stop'], { cwd: dir });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(
-      /^hookledger: --events: "PreTooluse" is not an event hookledger installs for \(did you mean PreToolUse\?\); valid: SessionStart, .*PreToolUse, .*StopFailure\n$/,
+      /^hookledger: --events: "PreTooluse" is not an event hookledger installs for \(did you mean PreToolUse\?\); valid: SessionStart, .*PreToolUse, .*StopFailure, .*WorktreeCreate, .*ElicitationResult\n$/,
     );
-    const worktree = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'Stop,WorktreeCreate'], { cwd: dir });
-    expect(worktree.code).toBe(2);
-    expect(worktree.stderr).toMatch(/^hookledger: --events: "WorktreeCreate" is not an event hookledger installs for; valid: /);
     expect(existsSync(join(dir, '.claude'))).toBe(false);
+    // WorktreeCreate is opt-in, and a hook set that cannot answer the path is warned about.
+    const worktree = await runCli(
+      ['install-claude', '--config', 'hooks.json', '--events', 'Stop,WorktreeCreate', '--print', '--bin', 'hookledger'],
+      { cwd: dir },
+    );
+    expect(worktree.code).toBe(0);
+    expect(worktree.stderr).toMatch(/^hookledger: warning: WorktreeCreate: the hook set has no hook at worktree_create/);
+    expect(Object.keys(JSON.parse(worktree.stdout).hooks)).toEqual(['Stop', 'WorktreeCreate']);
+    const defaults = await runCli(['install-claude', '--config', 'hooks.json', '--print', '--bin', 'hookledger'], { cwd: dir });
+    const installed = Object.keys(JSON.parse(defaults.stdout).hooks);
+    expect(installed).toHaveLength(29);
+    expect(installed).not.toContain('WorktreeCreate');
+    expect(installed).not.toContain('MessageDisplay');
     const ok = await runCli(['install-claude', '--config', 'hooks.json', '--events', 'PreToolUse, Stop', '--bin', 'hookledger'], {
       cwd: dir,
     });

@@ -36,6 +36,11 @@ const SPECIFIC: Record<string, Set<string>> = {
   SessionStart: new Set(['additionalContext', 'initialUserMessage', 'sessionTitle', 'watchPaths', 'reloadSkills']),
   Elicitation: new Set(['action', 'content']),
   ElicitationResult: new Set(['action', 'content']),
+  CwdChanged: new Set(['watchPaths']),
+  FileChanged: new Set(['watchPaths']),
+  MessageDisplay: new Set(['displayContent']),
+  /** The http form; a command hook prints the path as its last stdout line instead. */
+  WorktreeCreate: new Set(['worktreePath']),
 };
 const TEXT_LIMIT = 10_000;
 

@@ -6,9 +6,11 @@ import { defineHooks } from '../../src/domain/hooks.js';
 import type { InvocationInput } from '../../src/domain/invocation.js';
 import { deny } from '../../src/domain/results.js';
 import { createRunner } from '../../src/runner/runner.js';
-import { runCli } from '../cli-helpers.js';
+import { runCli as run } from '../cli-helpers.js';
 import { tempLedger } from '../helpers.js';
 
+// Each call starts the CLI; a loaded machine must not turn a slow start into a failure.
+const runCli = (args: string[]) => run(args, { timeoutMs: 120_000 });
 const index = join(import.meta.dirname, '../../src/index.js');
 
 /** One denied and one allowed Bash call per agent, in sessions named after the agent. */
@@ -43,7 +45,7 @@ async function agentsLedger() {
   return { path, config: join(dir, 'hooks.ts') };
 }
 
-describe('--agent and --host filters (CLI)', { timeout: 90_000 }, () => {
+describe('--agent and --host filters (CLI)', { timeout: 600_000 }, () => {
   it('denials, sessions, export and replay select one agent (with its subagents) and one host', async () => {
     const { path, config } = await agentsLedger();
     const denied = async (...flags: string[]) => {

@@ -90,6 +90,16 @@ describe('toClaudePayload', () => {
     expect(payload.hookledger).toEqual({ invocationId: null, hookId: 'guard', replay: true, point: 'pre_tool_use' });
   });
 
+  it('tells Codex and Gemini CLI hooks their own event names, with the raw payload fields', () => {
+    const gemini = makeInvocation({
+      agent: 'gemini-cli',
+      eventName: 'BeforeTool',
+      raw: { hook_event_name: 'BeforeTool', mcp_context: null },
+    });
+    expect(toClaudePayload(gemini, ctx)).toMatchObject({ hook_event_name: 'BeforeTool', mcp_context: null });
+    expect(claudeEventName(makeInvocation({ agent: 'codex', eventName: 'PostCompact', point: 'other' }))).toBe('PostCompact');
+  });
+
   it('falls back to the point name when Claude Code has no such event, and keeps unknown Claude events', () => {
     expect(claudeEventName(makeInvocation({ point: 'pre_llm_request', agent: 'sdk', eventName: null }))).toBe('pre_llm_request');
     expect(claudeEventName(makeInvocation({ point: 'other', eventName: 'WorktreeCreate' }))).toBe('WorktreeCreate');
@@ -106,7 +116,8 @@ describe('pointForClaudeEvent', () => {
   it('maps known events and sends everything else to other', () => {
     expect(pointForClaudeEvent('PreToolUse')).toBe('pre_tool_use');
     expect(pointForClaudeEvent('StopFailure')).toBe('error');
-    expect(pointForClaudeEvent('WorktreeCreate')).toBe('other');
+    expect(pointForClaudeEvent('WorktreeCreate')).toBe('worktree_create');
+    expect(pointForClaudeEvent('SomeFutureEvent')).toBe('other');
     expect(pointForClaudeEvent('constructor')).toBe('other');
   });
 });
@@ -285,12 +296,20 @@ describe('readClaudeHookOutput: JSON output', () => {
     expect(failure.detail).toMatch(/^stdout is not valid JSON: .+; starts with: \{not json at all$/);
   });
 
+  it("reads Gemini CLI's flat decisions (deny, allow, ask) like Claude Code's block and approve", () => {
+    expect(valid(json({ decision: 'deny', reason: 'no' }))).toMatchObject({ decision: 'deny', message: 'no' });
+    expect(valid(json({ decision: 'ask', reason: 'sure?' }))).toMatchObject({ decision: 'ask', message: 'sure?' });
+    expect(valid(json({ decision: 'allow' }))).toMatchObject({ decision: 'allow' });
+  });
+
   it('rejects fields of the wrong type or value, naming the field', () => {
     const bad = failureOf(() => json({ hookSpecificOutput: { permissionDecision: 'block' } }));
     expect(bad.reason).toBe('invalid_result');
     expect(bad.detail).toContain('hookSpecificOutput.permissionDecision');
     expect(bad.detail).toContain('"block"');
-    expect(failureOf(() => json({ decision: 'deny' })).detail).toContain('decision: expected one of block, approve, got "deny"');
+    expect(failureOf(() => json({ decision: 'maybe' })).detail).toContain(
+      'decision: expected one of block, approve, deny, allow, ask, got "maybe"',
+    );
     expect(failureOf(() => json({ continue: 'no' })).detail).toContain('continue: expected a boolean');
     expect(failureOf(() => json({ hookSpecificOutput: { updatedInput: 'rm' } })).detail).toContain(
       'hookSpecificOutput.updatedInput: expected an object',
@@ -312,5 +331,21 @@ describe('readClaudeHookOutput: JSON output', () => {
       expect(failure.reason).toBe('invalid_result');
       expect(failure.detail).toMatch(/^response body JSON: expected a JSON object, got /);
     }
+  });
+});
+
+describe('readClaudeHookOutput: events with their own answers', () => {
+  it('WorktreeCreate: the last stdout line (or worktreePath) is the path, read as an allow', () => {
+    expect(exit0('creating\n/tmp/wt/a\n', 'worktree_create')).toEqual({ decision: 'allow', message: '/tmp/wt/a' });
+    expect(exit0('{"hookSpecificOutput":{"hookEventName":"WorktreeCreate","worktreePath":"/tmp/wt/b"}}', 'worktree_create')).toEqual({
+      decision: 'allow',
+      message: '/tmp/wt/b',
+    });
+    // Elsewhere plain stdout is no opinion, and worktreePath means nothing.
+    expect(exit0('/tmp/wt/a', 'pre_tool_use')).toBeUndefined();
+  });
+
+  it('UserPromptExpansion: plain stdout is context, as on UserPromptSubmit', () => {
+    expect(exit0('expanded with care', 'user_prompt_expansion')).toEqual({ additionalContext: 'expanded with care' });
   });
 });

@@ -1,14 +1,15 @@
 import { decideClaudeCommand, DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { claudeStdout } from '../../adapters/claude-output.js';
 import { loadHookSet } from '../../config/load.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
-import { configOption, stringFlag, type Command } from '../command.js';
-import { openLedgerFor } from '../context.js';
+import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from '../command.js';
+import { openLedgerFor, runnerFor } from '../context.js';
 import { readAll, type CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'Claude Code command hook: read the event on stdin, decide, answer in its format',
-  usage: `claude --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N]
+  usage: `claude --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N] [--otel URL]
 
   Register as the one command hook per event in .claude/settings.json (hookledger
   install-claude writes the entries). Reads Claude Code's hook JSON on stdin, runs the hook
@@ -21,10 +22,13 @@ export const command: Command = {
                 unusable, invalid input): deny (default) or allow; else $HOOKLEDGER_ON_ERROR
   --background-deadline-ms
                 after printing the answer, wait at most this long for background hooks
-                (default ${DEFAULT_BACKGROUND_DEADLINE_MS}); use \`hookledger serve\` for long ones`,
+                (default ${DEFAULT_BACKGROUND_DEADLINE_MS}); use \`hookledger serve\` for long ones
+${OTEL_USAGE}
+                (flushed before exit, at most $HOOKLEDGER_OTEL_FLUSH_MS, default 1000 ms)`,
   options: {
     db: { type: 'string' },
     ...configOption,
+    ...otelOption,
     'on-error': { type: 'string' },
     'background-deadline-ms': { type: 'string' },
   },
@@ -42,13 +46,14 @@ export const command: Command = {
           return loadHookSet(configPath);
         },
         openLedger: () => openLedgerFor(args, io),
+        createRunner: (options) => runnerFor(args, io, options),
         policy,
         onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
 
       const { answer } = result;
       // The answer goes out (and is flushed) before background hooks are waited for.
-      await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
+      await write(io.stdout, claudeStdout(answer));
       if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
       await result.finish(deadlineMs);
       return answer.exitCode;
@@ -67,7 +72,7 @@ const SIGNAL_NUMBERS: Record<(typeof STOP_SIGNALS)[number], number> = { SIGHUP: 
  * then exit at once. The invocation row stays `running`; the next ledger open marks it
  * `interrupted`. Returns the function that removes the handlers.
  */
-function onStopSignal(io: CliIo): () => void {
+export function onStopSignal(io: CliIo): () => void {
   const handler = (signal: (typeof STOP_SIGNALS)[number]) => {
     const killed = killRunningHookProcesses();
     io.stderr.write(`hookledger: ${signal}: exiting${killed > 0 ? `; killed ${killed} running hook process group(s)` : ''}\n`);
@@ -79,7 +84,7 @@ function onStopSignal(io: CliIo): () => void {
   };
 }
 
-function parseDeadline(value: string | undefined, io: CliIo): number {
+export function parseDeadline(value: string | undefined, io: CliIo): number {
   if (value === undefined) return DEFAULT_BACKGROUND_DEADLINE_MS;
   const n = Number(value);
   if (Number.isInteger(n) && n >= 0) return n;
@@ -90,7 +95,7 @@ function parseDeadline(value: string | undefined, io: CliIo): number {
   return DEFAULT_BACKGROUND_DEADLINE_MS;
 }
 
-function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+export function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
     stream.write(text, () => resolve());
   });

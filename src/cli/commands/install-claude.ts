@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import {
   DEFAULT_INSTALL_EVENTS,
   defaultHookledgerBin,
+  INSTALLABLE_EVENTS,
+  OPT_IN_EVENTS,
   hookledgerCommand,
   installHookledger,
   readSettings,
@@ -34,7 +36,9 @@ export const command: Command = {
   --project   .claude/settings.json in the current directory (default); paths inside the
               project are written relative to $CLAUDE_PROJECT_DIR
   --user      ~/.claude/settings.json        --local  .claude/settings.local.json
-  --events    default and allowed: ${DEFAULT_INSTALL_EVENTS.join(',')}
+  --events    default: every Claude Code event but ${[...OPT_IN_EVENTS].join(' and ')}, which
+              replace or slow Claude Code and are installed only when named here
+              (WorktreeCreate: the hook set must create the worktree and allow with its path)
   --bin       how Claude Code starts hookledger (default: node on this package's
               single-file claude bundle, dist/bundle/claude.mjs, when built, else
               "hookledger"; with --project and hookledger installed in the project,
@@ -121,6 +125,11 @@ export const command: Command = {
           }),
         };
       }
+      if (events?.includes('WorktreeCreate') && hookSet !== null && !hookSet.hooks.some((h) => h.points.includes('worktree_create'))) {
+        warnings.push(
+          "WorktreeCreate: the hook set has no hook at worktree_create, so every worktree creation will fail (a WorktreeCreate hook replaces Claude Code's own creation and must answer the path)",
+        );
+      }
       // Command mode waits for background hooks after answering (the written command leaves
       // --background-deadline-ms at its default); serve runs them after the http response.
       const sized = handlerTimeouts(hookSet, events ?? DEFAULT_INSTALL_EVENTS, {
@@ -169,15 +178,14 @@ export const command: Command = {
 
 /**
  * Only events with a hookledger point: a typo would register a key Claude Code never fires
- * (and drop hookledger from the real events), and an event such as WorktreeCreate expects an
- * answer (a path on stdout) that hookledger does not give, so installing there breaks it.
+ * (and drop hookledger from the real events).
  */
 function checkEvents(events: readonly string[]): void {
   for (const event of events) {
-    if (DEFAULT_INSTALL_EVENTS.includes(event)) continue;
-    const near = DEFAULT_INSTALL_EVENTS.find((e) => e.toLowerCase() === event.toLowerCase());
+    if (INSTALLABLE_EVENTS.includes(event)) continue;
+    const near = INSTALLABLE_EVENTS.find((e) => e.toLowerCase() === event.toLowerCase());
     throw new UsageError(
-      `--events: "${event}" is not an event hookledger installs for${near ? ` (did you mean ${near}?)` : ''}; valid: ${DEFAULT_INSTALL_EVENTS.join(', ')}`,
+      `--events: "${event}" is not an event hookledger installs for${near ? ` (did you mean ${near}?)` : ''}; valid: ${INSTALLABLE_EVENTS.join(', ')}`,
     );
   }
 }

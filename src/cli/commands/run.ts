@@ -3,28 +3,29 @@ import { invocationFromClaude } from '../../adapters/claude-input.js';
 import { describeThrown, InputError } from '../../domain/errors.js';
 import type { Invocation } from '../../domain/invocation.js';
 import { renderReport } from '../../reports/report-text.js';
-import { createRunner, parseInvocation } from '../../runner/runner.js';
-import { boolFlag, configOption, ledgerOptions, type Command } from '../command.js';
-import { hookSetFor, openLedgerFor } from '../context.js';
+import { parseInvocation } from '../../runner/runner.js';
+import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, type Command } from '../command.js';
+import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
 import { painter, readAll, useColour, writeJson, type CliIo, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'decide one invocation (JSON file or stdin) and record it',
-  usage: `run [FILE|-] --config PATH [--db PATH] [--json]
+  usage: `run [FILE|-] --config PATH [--db PATH] [--json] [--otel URL]
 
   FILE       a canonical invocation ({"point": "pre_tool_use", "toolName": ...}) or a Claude Code
              hook payload (recognised by hook_event_name); - or nothing reads stdin
   --config   the hook set: a .ts/.js module exporting defineHooks(...), or a JSON file
   --json     print the full report (every outcome) as JSON
+${OTEL_USAGE}
   Exit code 0 whatever the decision; the decision is printed (or in the JSON).`,
-  options: { ...ledgerOptions, ...configOption },
+  options: { ...ledgerOptions, ...configOption, ...otelOption },
   async run(args, io) {
     const source = args.positionals[0] ?? '-';
     const input = await readInvocation(source, io);
     const hookSet = await hookSetFor(args, io);
     const ledger = openLedgerFor(args, io);
     try {
-      const runner = createRunner({
+      const runner = runnerFor(args, io, {
         hookSet,
         ledger,
         onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),

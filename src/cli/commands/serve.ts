@@ -1,10 +1,9 @@
 import { resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
-import { createRunner } from '../../runner/runner.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
-import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
-import { hookSetFor, openLedgerFor } from '../context.js';
+import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
 
 const DEFAULT_PORT = 8377;
 const DEFAULT_DRAIN_MS = 5000;
@@ -12,7 +11,7 @@ const DEFAULT_DRAIN_MS = 5000;
 export const command: Command = {
   summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
   usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
-        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--json]
+        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--json] [--otel URL]
 
   One long-lived process: no process start per tool call. Routes (all but /healthz need
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
@@ -20,6 +19,7 @@ export const command: Command = {
     POST /v1/invocations          an invocation (or Claude payload) → the report
     GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
     GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=
+    GET  /metrics                 Prometheus metrics (docs/telemetry.md)
     GET  /healthz
   --port      default ${DEFAULT_PORT} (0 picks a free port)
   --host      default 127.0.0.1; anything else exposes the ledger to the network
@@ -27,10 +27,12 @@ export const command: Command = {
   --on-error  what /claude answers for a blocking event hookledger cannot decide (default deny)
   --max-body-bytes  larger bodies get 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --drain-ms  on SIGINT/SIGTERM, wait this long for requests and background hooks (default ${DEFAULT_DRAIN_MS})
-  --json      print the address and token file as one JSON line on stdout once listening`,
+  --json      print the address and token file as one JSON line on stdout once listening
+${OTEL_USAGE}`,
   options: {
     ...ledgerOptions,
     ...configOption,
+    ...otelOption,
     port: { type: 'string', short: 'p' },
     host: { type: 'string' },
     token: { type: 'string' },
@@ -50,9 +52,14 @@ export const command: Command = {
     const ledger = openLedgerFor(args, io);
     try {
       const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
-      const runner = createRunner({
+      // Metrics are loaded here only: no other command pays for prom-client.
+      const { createHookMetrics } = await import('../../telemetry/metrics.js');
+      const metrics = createHookMetrics({ backgroundPending: () => runner.backgroundPending });
+      const runner = runnerFor(args, io, {
         hookSet,
         ledger,
+        observers: [metrics.observe],
+        loadTelemetryNow: true,
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
       const server = createHookServer({
@@ -62,6 +69,7 @@ export const command: Command = {
         onError: policy,
         maxBodyBytes,
         log: (line) => io.stderr.write(`${line}\n`),
+        metrics: () => metrics.render(),
       });
       const address = await server.listen(port, host).catch((error: unknown) => {
         throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);

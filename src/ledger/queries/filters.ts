@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../../domain/errors.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
 import { pointSchema } from '../../domain/points.js';
@@ -39,6 +40,14 @@ export function parseInvocationFilter(input: unknown, where = 'filter'): Invocat
   const parsed = invocationFilterSchema.safeParse(input);
   if (!parsed.success) throw new InputError(`${where}: ${formatIssues(parsed.error)}`);
   return parsed.data;
+}
+
+/**
+ * @deprecated The one time parser is `parseTimeBound` / `parseNamedTimeBound` in domain/time.ts;
+ * this forwards to it so that code written against the old location still builds.
+ */
+export function parseTimeBound(text: string, name: string, now: number = Date.now()): number {
+  return parseNamedTimeBound(name, text, now);
 }
 
 /** A SQL condition over `invocations` aliased `i`, with its positional parameters. */
@@ -82,7 +91,8 @@ export function orderedFilterSql(
     params.push(...values);
   };
   // Matches nothing, as a primary-key range (reads nothing, and a plan check sees no scan).
-  const empty = { where: 'WHERE i.id < 0', params: [] };
+  // The caller's own conditions stay: their parameters are bound whatever the filter selects.
+  const empty = { where: `WHERE ${['i.id < 0', ...extra].join(' AND ')}`, params: [...extraParams] };
   const bySession = filter.sessionId !== undefined;
   const other = bySession ? '+' : '';
   if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);

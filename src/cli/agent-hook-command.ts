@@ -1,0 +1,66 @@
+import type { AgentProtocol } from '../adapters/agent-command.js';
+import { decideAgentCommand } from '../adapters/agent-command.js';
+import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../adapters/claude.js';
+import { loadHookSet } from '../config/load.js';
+import { describeThrown, UsageError } from '../domain/errors.js';
+import { configOption, stringFlag, type Command } from './command.js';
+import { onStopSignal, parseDeadline, write } from './commands/claude.js';
+import { openLedgerFor } from './context.js';
+import { readAll } from './io.js';
+
+/**
+ * The command-hook command of an agent other than Claude Code (`hookledger codex`,
+ * `hookledger gemini`): the same flags and process behaviour as `hookledger claude`, the
+ * agent's own payload and answer.
+ */
+export function agentHookCommand(protocol: AgentProtocol, name: string, installCommand: string): Command {
+  return {
+    summary: `${protocol.label} command hook: read the event on stdin, decide, answer in its protocol`,
+    usage: `${name} --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N]
+
+  Register as the one command hook per event in ${protocol.label}'s configuration
+  (hookledger ${installCommand} writes the entries). Reads ${protocol.label}'s hook JSON on stdin,
+  runs the hook set, records everything (agent ${protocol.agent}, the event name and the raw
+  payload) and answers in ${protocol.label}'s protocol for that event; logs go to stderr.
+  docs/agents.md lists every event's answer.
+
+  --config      the hook set (else $HOOKLEDGER_CONFIG): .ts/.js module or JSON file
+  --on-error    when hookledger itself cannot decide (bad input, unknown event, bad config,
+                ledger unusable): deny (default: exit 2 + reason) or allow; else $HOOKLEDGER_ON_ERROR
+  --background-deadline-ms
+                after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})`,
+    options: {
+      db: { type: 'string' },
+      ...configOption,
+      'on-error': { type: 'string' },
+      'background-deadline-ms': { type: 'string' },
+    },
+    async run(args, io) {
+      const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
+      if (problem) io.stderr.write(`hookledger: ${problem}\n`);
+      const deadlineMs = parseDeadline(stringFlag(args, 'background-deadline-ms'), io);
+      const configPath = stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG;
+      const stopOnSignal = onStopSignal(io);
+      try {
+        const result = await decideAgentCommand(protocol, {
+          input: readAll(io.stdin),
+          loadHookSet: async () => {
+            if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
+            return loadHookSet(configPath);
+          },
+          openLedger: () => openLedgerFor(args, io),
+          policy,
+          onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
+        });
+        const { answer } = result;
+        // The answer goes out (and is flushed) before background hooks are waited for.
+        if (answer.json !== null) await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
+        if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
+        await result.finish(deadlineMs);
+        return answer.exitCode;
+      } finally {
+        stopOnSignal();
+      }
+    },
+  };
+}

@@ -76,6 +76,9 @@ export type HookResult =
 
 export type ReturnedDecision = HookResult['decision'];
 
+/** What a hook can answer, as an outcome records it (`none`: no opinion). */
+export const RETURNED_DECISIONS = ['allow', 'deny', 'ask', 'modify', 'none'] as const satisfies readonly ReturnedDecision[];
+
 /** Final decision of an invocation (docs/design.md §4). */
 export const DECISIONS = ['allow', 'deny', 'ask', 'none'] as const;
 export type Decision = (typeof DECISIONS)[number];

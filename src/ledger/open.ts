@@ -1,12 +1,10 @@
 import Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../domain/errors.js';
 import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
-import * as schema from './schema.js';
 
 /** How the ledger trades durability for speed; see the README's reliability section. */
 export type SyncMode = 'normal' | 'full';
@@ -24,11 +22,15 @@ export interface OpenLedgerOptions {
   readonly?: boolean;
 }
 
-/** An open ledger: the raw connection (for prepared statements) and drizzle over it (for queries). */
+/**
+ * An open ledger: the connection its prepared statements run on. Rows and column names are
+ * typed from the drizzle schema (ledger/schema.ts, ledger/rows.ts); no query builder runs on
+ * the per-invocation or report paths (measured: rebuilding a query per call costs more than
+ * the indexed reads it makes).
+ */
 export interface Ledger {
   readonly path: string;
   readonly sqlite: Database.Database;
-  readonly db: BetterSQLite3Database<typeof schema>;
   /** What recovery did on open. */
   readonly recovered: { invocations: number; outcomes: number };
   close(): void;
@@ -66,10 +68,9 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
       sqlite.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     }
     sqlite.pragma('foreign_keys = ON');
-    const db = drizzle(sqlite, { schema });
     if (!options.readonly) applyMigrations(sqlite);
     const recovered = options.readonly ? { invocations: 0, outcomes: 0 } : recoverDeadWriters(sqlite);
-    return { path, sqlite, db, recovered, close: () => sqlite.close() };
+    return { path, sqlite, recovered, close: () => sqlite.close() };
   } catch (error) {
     sqlite.close();
     if (error instanceof LedgerError) throw error;

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { IntegrityError } from '../domain/errors.js';
 import {
   checkpointEntry,
+  CHECKPOINT_REMOVED,
   CHECKPOINT_SELECT,
   GENESIS_HASH,
   INVOCATION_SELECT,
@@ -198,7 +199,8 @@ function readPrunedRanges(q: VerifyStatements): PrunedRanges {
   const pruned = new PrunedRanges();
   for (const link of q.checkpointLinks.all()) {
     const row = q.checkpoint.get(link[2]);
-    if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4]) pruned.add(row[5] as string);
+    if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4])
+      pruned.add(row[CHECKPOINT_REMOVED] as string);
   }
   return pruned;
 }

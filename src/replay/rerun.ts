@@ -1,7 +1,6 @@
 import type { HookSet } from '../domain/hooks.js';
 import { frozenInvocation, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
-import type { Point } from '../domain/points.js';
 import type { DecisionState } from '../domain/replay.js';
 import { Redactor } from '../ledger/redact.js';
 import { inputPathOf, redactOutcome, storedDecision } from '../ledger/stored-form.js';
@@ -18,7 +17,7 @@ import { HookIndex } from '../runner/select.js';
  */
 export function rebuildInvocation(row: ReplaySourceRow): Invocation {
   const stored = JSON.parse(row.invocation_json) as Partial<Invocation> & Record<string, unknown>;
-  const point = row.point as Point;
+  const point = row.point;
   const input = row.input_json === null ? null : (JSON.parse(row.input_json) as unknown);
   return {
     point,

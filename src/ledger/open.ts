@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../domain/errors.js';
+import { stopCheckpointer } from './checkpoint.js';
 import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
 
@@ -70,7 +71,11 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
     sqlite.pragma('foreign_keys = ON');
     if (!options.readonly) applyMigrations(sqlite);
     const recovered = options.readonly ? { invocations: 0, outcomes: 0 } : recoverDeadWriters(sqlite);
-    return { path, sqlite, recovered, close: () => sqlite.close() };
+    const close = () => {
+      stopCheckpointer(sqlite); // its worker's connection first, so this close checkpoints as the last one
+      sqlite.close();
+    };
+    return { path, sqlite, recovered, close };
   } catch (error) {
     sqlite.close();
     if (error instanceof LedgerError) throw error;

@@ -17,8 +17,10 @@ import {
   type RawRow,
 } from './integrity.js';
 import type { InvocationRow, OutcomeRow } from './rows.js';
+import { checkpointerFor, type Checkpointer } from './checkpoint.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
+import { RollupKeeper } from './rollup-upkeep.js';
 import { guardWrite } from './sqlite-errors.js';
 import { inputPathOf, redactOutcome, storedDecision } from './stored-form.js';
 
@@ -85,6 +87,8 @@ export class LedgerWriter {
   private readonly pendingBackground = new Map<number, Redactor>();
   private readonly chained: boolean;
   private readonly appender: ChainAppender;
+  private readonly checkpointer: Checkpointer;
+  private readonly rollupKeeper: RollupKeeper;
   private readonly selectInvocationRow: Database.Statement<[number], RawRow>;
   private readonly selectOutcomeRow: Database.Statement<[number], RawRow>;
   private readonly commitBackground: (id: number, params: Record<string, unknown>) => void;
@@ -104,6 +108,8 @@ export class LedgerWriter {
     const s = ledger.sqlite;
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
+    this.checkpointer = checkpointerFor(s, ledger.path);
+    this.rollupKeeper = new RollupKeeper(ledger);
     this.selectInvocationRow = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectOutcomeRow = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectHookSet = s.prepare('SELECT id FROM hook_sets WHERE fingerprint = ?').pluck() as Database.Statement<[string], number>;
@@ -199,10 +205,18 @@ export class LedgerWriter {
       if (this.completeOutcome.run(params).changes === 0) return;
       if (this.chained) this.appender.append('background', id, [outcomeEntry(this.selectOutcomeRow.get(id)!, false)]);
     });
-    this.commitBackground = (id, params) => background.immediate(id, params);
+    this.commitBackground = (id, params) => {
+      background.immediate(id, params);
+      this.checkpointer.committed();
+    };
     // IMMEDIATE takes the write lock up front, so a busy ledger waits at BEGIN (under busy_timeout)
     // instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
-    this.commitFinal = (...args) => commit.immediate(...args);
+    this.commitFinal = (...args) => {
+      const pendingIds = commit.immediate(...args);
+      this.checkpointer.committed();
+      this.rollupKeeper.committed();
+      return pendingIds;
+    };
   }
 
   /** Returns the ledger id of a hook set, storing it on first use. */

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The built package, as users run it: tsx's transform of src/ wraps every closure it creates in
 // a naming helper, which costs microseconds per hook on this path and is not what ships.
@@ -143,10 +143,12 @@ async function main(): Promise<void> {
   const base = stats(samples['baseline (prepared statements)']!);
   const chained = stats(samples['baseline + chain row']!);
   console.log(
-    `run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL`,
+    `run path: ${N} sequential invocations each, 5 foreground in-process hooks that allow, synchronous=${SYNC.toUpperCase()}, WAL; load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   printTable(
-    ['case', 'n', 'p50 µs', 'p99 µs', 'inv/s', 'p50 vs baseline', 'p50 vs baseline+chain'],
+    ['case', 'n', 'p50 µs', 'p99 µs', 'p99 / p50', 'inv/s', 'p50 vs baseline', 'p50 vs baseline+chain'],
     Object.keys(cases).map((name) => {
       const s = stats(samples[name]!);
       return [
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
         s.n,
         s.p50.toFixed(1),
         s.p99.toFixed(1),
+        (s.p99 / s.p50).toFixed(2),
         Math.round(N / wall[name]!),
         (s.p50 / base.p50).toFixed(2),
         (s.p50 / chained.p50).toFixed(2),

@@ -17,6 +17,7 @@ import { normaliseInvocation, type Invocation } from '../src/domain/invocation.j
 import type { Outcome } from '../src/domain/outcomes.js';
 import type { Decision, ReasonCode } from '../src/domain/results.js';
 import { openLedger } from '../src/ledger/open.js';
+import { catchUpRollup } from '../src/ledger/rollup-upkeep.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
 import { seededRandom } from './bench-support.js';
 
@@ -409,7 +410,7 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
           o.message = 'sanitised the input';
         } else if (r < (edge += b.allow ?? 0)) {
           o.decision = 'allow';
-        } else if (r < (edge += b.violate ?? 0)) {
+        } else if (r < edge + (b.violate ?? 0)) {
           o.decision = 'deny';
           o.message = 'this looks expensive';
           o.failureReason = 'observe_only_violation';
@@ -504,6 +505,9 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
       log(`  index ${name} rebuilt, ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)}s`);
     }
   }
+  // What writers do hour by hour as they commit (ledger/rollup-upkeep.ts), for the whole history at once.
+  catchUpRollup(ledger);
+  log(`  hook-health rollup built, ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)}s`);
   ledger.sqlite.pragma('wal_checkpoint(TRUNCATE)');
   ledger.close();
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;

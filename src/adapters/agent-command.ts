@@ -3,7 +3,7 @@ import type { HookSet } from '../domain/hooks.js';
 import type { InvocationInput } from '../domain/invocation.js';
 import type { Report } from '../domain/outcomes.js';
 import type { Ledger } from '../ledger/open.js';
-import { createRunner, type Runner } from '../runner/runner.js';
+import { createRunner, type Runner, type RunnerOptions } from '../runner/runner.js';
 import type { AgentAnswer } from './agent-answer.js';
 import { eventNameOf } from './agent-payload.js';
 import type { OnErrorPolicy } from './claude.js';
@@ -33,6 +33,8 @@ export interface AgentCommandDeps {
   input: Promise<string>;
   loadHookSet: () => Promise<HookSet>;
   openLedger: () => Ledger;
+  /** Builds the runner (default createRunner); the CLI's adds telemetry. Its close() is awaited by `finish`. */
+  createRunner?: (options: RunnerOptions) => Runner;
   policy: OnErrorPolicy;
   onBackgroundError?: (error: unknown) => void;
 }
@@ -79,7 +81,7 @@ export async function decideAgentCommand(protocol: AgentProtocol, deps: AgentCom
   try {
     invocation = protocol.toInvocation(payload, 'stdin');
     const hookSet = await hookSetLoading;
-    runner = createRunner({
+    runner = (deps.createRunner ?? createRunner)({
       hookSet,
       ledger: deps.openLedger(),
       ...(deps.onBackgroundError ? { onBackgroundError: deps.onBackgroundError } : {}),

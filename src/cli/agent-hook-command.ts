@@ -3,9 +3,9 @@ import { decideAgentCommand } from '../adapters/agent-command.js';
 import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../adapters/claude.js';
 import { loadHookSet } from '../config/load.js';
 import { describeThrown, UsageError } from '../domain/errors.js';
-import { configOption, stringFlag, type Command } from './command.js';
+import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from './command.js';
 import { onStopSignal, parseDeadline, write } from './commands/claude.js';
-import { openLedgerFor } from './context.js';
+import { openLedgerFor, runnerFor } from './context.js';
 import { readAll } from './io.js';
 
 /**
@@ -16,7 +16,7 @@ import { readAll } from './io.js';
 export function agentHookCommand(protocol: AgentProtocol, name: string, installCommand: string): Command {
   return {
     summary: `${protocol.label} command hook: read the event on stdin, decide, answer in its protocol`,
-    usage: `${name} --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N]
+    usage: `${name} --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N] [--otel URL]
 
   Register as the one command hook per event in ${protocol.label}'s configuration
   (hookledger ${installCommand} writes the entries). Reads ${protocol.label}'s hook JSON on stdin,
@@ -28,10 +28,12 @@ export function agentHookCommand(protocol: AgentProtocol, name: string, installC
   --on-error    when hookledger itself cannot decide (bad input, unknown event, bad config,
                 ledger unusable): deny (default: exit 2 + reason) or allow; else $HOOKLEDGER_ON_ERROR
   --background-deadline-ms
-                after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})`,
+                after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
+${OTEL_USAGE}`,
     options: {
       db: { type: 'string' },
       ...configOption,
+      ...otelOption,
       'on-error': { type: 'string' },
       'background-deadline-ms': { type: 'string' },
     },
@@ -49,6 +51,7 @@ export function agentHookCommand(protocol: AgentProtocol, name: string, installC
             return loadHookSet(configPath);
           },
           openLedger: () => openLedgerFor(args, io),
+          createRunner: (options) => runnerFor(args, io, options),
           policy,
           onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
         });

@@ -170,7 +170,7 @@ export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
   }
 }
 
-const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+export const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
 type LiveRow = [
@@ -433,7 +433,7 @@ function storeRollupHours(
 }
 
 /** Starts of the invocations still running or with a pending outcome (few: the partial indexes hold only them). */
-function openStarts(ledger: Ledger): number[] {
+export function openStarts(ledger: Ledger): number[] {
   return prepared<[], number>(
     ledger,
     `SELECT started_at FROM invocations INDEXED BY invocations_running WHERE status = 'running'

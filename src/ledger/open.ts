@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../domain/errors.js';
+import { stopCheckpointer } from './checkpoint.js';
 import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
 import * as schema from './schema.js';
@@ -69,7 +70,11 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
     const db = drizzle(sqlite, { schema });
     if (!options.readonly) applyMigrations(sqlite);
     const recovered = options.readonly ? { invocations: 0, outcomes: 0 } : recoverDeadWriters(sqlite);
-    return { path, sqlite, db, recovered, close: () => sqlite.close() };
+    const close = () => {
+      stopCheckpointer(sqlite); // its worker's connection first, so this close checkpoints as the last one
+      sqlite.close();
+    };
+    return { path, sqlite, db, recovered, close };
   } catch (error) {
     sqlite.close();
     if (error instanceof LedgerError) throw error;

@@ -282,3 +282,34 @@ export const healthRollupState = sqliteTable('health_rollup_state', {
   id: integer('id').primaryKey(),
   lastInvocationId: integer('last_invocation_id').notNull(),
 });
+
+/**
+ * Each session's totals over all its invocations, kept current as records commit by triggers
+ * (migration 0005, docs/reports.md "Sessions summary"), so that the sessions list a console
+ * opens first reads 50 rows instead of aggregating 50 sessions. A cache: `stale` rows (a
+ * prune or an edit removed or moved something of the session) are recomputed before a list
+ * reads them.
+ */
+export const sessionSummaries = sqliteTable(
+  'session_summaries',
+  {
+    sessionId: text('session_id').primaryKey(),
+    firstSeen: integer('first_seen').notNull(),
+    lastSeen: integer('last_seen').notNull(),
+    /** The session's newest invocation id: the list's order. */
+    lastId: integer('last_id').notNull(),
+    invocations: integer('invocations').notNull(),
+    denials: integer('denials').notNull(),
+    asks: integer('asks').notNull(),
+    modified: integer('modified').notNull(),
+    failures: integer('failures').notNull(),
+    timeouts: integer('timeouts').notNull(),
+    stale: integer('stale').notNull().default(0),
+  },
+  (t) => [
+    index('session_summaries_last_id').on(t.lastId),
+    index('session_summaries_stale')
+      .on(t.sessionId)
+      .where(sql`stale = 1`),
+  ],
+);

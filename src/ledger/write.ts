@@ -8,8 +8,10 @@ import type { Outcome, Report } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { Ledger } from './open.js';
 import { ChainAppender, INVOCATION_SELECT, invocationEntry, OUTCOME_SELECT, outcomeEntry, type RawRow } from './integrity.js';
+import { checkpointerFor, type Checkpointer } from './checkpoint.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
+import { RollupKeeper } from './rollup-upkeep.js';
 import { guardWrite } from './sqlite-errors.js';
 import { inputPathOf, redactOutcome, storedDecision } from './stored-form.js';
 
@@ -37,7 +39,7 @@ interface OpenInvocation {
   row: BeginParams;
 }
 
-type BeginParams = {
+export type BeginParams = {
   hookSetId: number;
   point: string;
   eventName: string | null;
@@ -76,6 +78,8 @@ export class LedgerWriter {
   private readonly pendingBackground = new Map<number, Redactor>();
   private readonly chained: boolean;
   private readonly appender: ChainAppender;
+  private readonly checkpointer: Checkpointer;
+  private readonly rollupKeeper: RollupKeeper;
   private readonly selectInvocationRow: Database.Statement<[number], RawRow>;
   private readonly selectOutcomeRow: Database.Statement<[number], RawRow>;
   private readonly commitBackground: (id: number, params: Record<string, unknown>) => void;
@@ -95,6 +99,8 @@ export class LedgerWriter {
     const s = ledger.sqlite;
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
+    this.checkpointer = checkpointerFor(s, ledger.path);
+    this.rollupKeeper = new RollupKeeper(ledger);
     this.selectInvocationRow = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectOutcomeRow = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
     this.selectHookSet = s.prepare('SELECT id FROM hook_sets WHERE fingerprint = ?').pluck() as Database.Statement<[string], number>;
@@ -130,28 +136,7 @@ export class LedgerWriter {
       const open = this.open.get(id);
       this.open.delete(id);
       const redactor = open?.redactor ?? this.defaultRedactor;
-      const paths = open ? [...open.paths] : [];
-      const inputPath = inputPathOf(open?.point ?? 'pre_tool_use');
-      const stored = storedDecision(redactor, open?.point ?? 'pre_tool_use', result);
-      const context = redactor.redact(result.additionalContext, ['additionalContext']);
-      paths.push(...stored.paths, ...context.paths);
-      const rows = outcomes.map((outcome) => {
-        const r = redactOutcome(redactor, outcome, inputPath);
-        if (outcome.status !== 'pending') for (const p of r.paths) paths.push(`outcomes.${outcome.hookId}.${p}`);
-        return r;
-      });
-      const final = {
-        id,
-        decision: result.decision,
-        decisiveHookId: result.decisiveHookId,
-        reasonCode: result.reasonCode,
-        message: stored.message,
-        modifiedInputJson: stored.modifiedInputJson,
-        contextJson: context.value.length > 0 ? JSON.stringify(context.value) : null,
-        redactionsJson: paths.length > 0 ? JSON.stringify(paths) : null,
-        finishedAt,
-        durationUs: result.durationUs,
-      };
+      const { final, rows } = storedFinal(id, open, redactor, result, outcomes, finishedAt);
       const changes = this.updateInvocation.run(
         final.decision,
         final.decisiveHookId,
@@ -193,10 +178,18 @@ export class LedgerWriter {
       if (this.completeOutcome.run(params).changes === 0) return;
       if (this.chained) this.appender.append('background', id, [outcomeEntry(this.selectOutcomeRow.get(id)!, false)]);
     });
-    this.commitBackground = (id, params) => background.immediate(id, params);
+    this.commitBackground = (id, params) => {
+      background.immediate(id, params);
+      this.checkpointer.committed();
+    };
     // IMMEDIATE takes the write lock up front, so a busy ledger waits at BEGIN (under busy_timeout)
     // instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
-    this.commitFinal = (...args) => commit.immediate(...args);
+    this.commitFinal = (...args) => {
+      const pendingIds = commit.immediate(...args);
+      this.checkpointer.committed();
+      this.rollupKeeper.committed();
+      return pendingIds;
+    };
   }
 
   /** Returns the ledger id of a hook set, storing it on first use. */
@@ -228,27 +221,7 @@ export class LedgerWriter {
   /** Writes the invocation as `running` before any hook runs; returns its id. */
   begin(hookSetId: number, invocation: Invocation, startedAt: number): number {
     const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
-    const redacted = redactor.redact(invocation);
-    const stored = redacted.value;
-    const { raw, ...canonical } = stored;
-    const row: BeginParams = {
-      hookSetId,
-      point: stored.point,
-      eventName: stored.eventName,
-      sessionId: stored.sessionId,
-      turn: stored.turn,
-      toolName: stored.toolName,
-      toolUseId: stored.toolUseId,
-      agent: stored.agent,
-      cwd: stored.cwd,
-      inputJson: toJsonText(modifiableInput(stored)),
-      invocationJson: toJsonText(canonical)!,
-      rawJson: toJsonText(raw),
-      redactionsJson: redacted.paths.length > 0 ? JSON.stringify(redacted.paths) : null,
-      startedAt,
-      pid: process.pid,
-      host: this.host,
-    };
+    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
     const id = this.guard('record the invocation', () =>
       Number(
         this.insertInvocation.run(
@@ -271,7 +244,7 @@ export class LedgerWriter {
         ).lastInsertRowid,
       ),
     );
-    this.open.set(id, { redactor, point: invocation.point, paths: redacted.paths, row });
+    this.open.set(id, { redactor, point: invocation.point, paths, row });
     return id;
   }
 
@@ -340,23 +313,88 @@ export class LedgerWriter {
   }
 }
 
+/** The invocation row `begin` stores: redacted, JSON columns as text; and the paths redaction replaced. */
+export function storedBegin(
+  redactor: Redactor,
+  hookSetId: number,
+  invocation: Invocation,
+  startedAt: number,
+  host: string,
+): { row: BeginParams; paths: string[] } {
+  const redacted = redactor.redact(invocation);
+  const stored = redacted.value;
+  const { raw, ...canonical } = stored;
+  const row: BeginParams = {
+    hookSetId,
+    point: stored.point,
+    eventName: stored.eventName,
+    sessionId: stored.sessionId,
+    turn: stored.turn,
+    toolName: stored.toolName,
+    toolUseId: stored.toolUseId,
+    agent: stored.agent,
+    cwd: stored.cwd,
+    inputJson: toJsonText(modifiableInput(stored)),
+    invocationJson: toJsonText(canonical)!,
+    rawJson: toJsonText(raw),
+    redactionsJson: redacted.paths.length > 0 ? JSON.stringify(redacted.paths) : null,
+    startedAt,
+    pid: process.pid,
+    host,
+  };
+  return { row, paths: redacted.paths };
+}
+
+/** The final state `finish` stores (redacted) and each outcome as stored, with its redaction paths. */
+export function storedFinal(
+  id: number,
+  open: { point: Point; paths: string[] } | undefined,
+  redactor: Redactor,
+  result: InvocationResult,
+  outcomes: Outcome[],
+  finishedAt: number,
+): { final: FinalParams; rows: { outcome: Outcome; paths: string[] }[] } {
+  const paths = open ? [...open.paths] : [];
+  const inputPath = inputPathOf(open?.point ?? 'pre_tool_use');
+  const stored = storedDecision(redactor, open?.point ?? 'pre_tool_use', result);
+  const context = redactor.redact(result.additionalContext, ['additionalContext']);
+  paths.push(...stored.paths, ...context.paths);
+  const rows = outcomes.map((outcome) => {
+    const r = redactOutcome(redactor, outcome, inputPath);
+    if (outcome.status !== 'pending') for (const p of r.paths) paths.push(`outcomes.${outcome.hookId}.${p}`);
+    return r;
+  });
+  const final: FinalParams = {
+    id,
+    decision: result.decision,
+    decisiveHookId: result.decisiveHookId,
+    reasonCode: result.reasonCode,
+    message: stored.message,
+    modifiedInputJson: stored.modifiedInputJson,
+    contextJson: context.value.length > 0 ? JSON.stringify(context.value) : null,
+    redactionsJson: paths.length > 0 ? JSON.stringify(paths) : null,
+    finishedAt,
+    durationUs: result.durationUs,
+  };
+  return { final, rows };
+}
+
+/** The values `finish` binds to the invocation row. */
+export interface FinalParams {
+  id: number;
+  decision: string;
+  decisiveHookId: string | null;
+  reasonCode: string | null;
+  message: string | null;
+  modifiedInputJson: string | null;
+  contextJson: string | null;
+  redactionsJson: string | null;
+  finishedAt: number;
+  durationUs: number;
+}
+
 /** The invocation row as `INVOCATION_SELECT` returns it, from the values bound by begin and finish. */
-function invocationRow(
-  b: BeginParams,
-  f: {
-    id: number;
-    decision: string;
-    decisiveHookId: string | null;
-    reasonCode: string | null;
-    message: string | null;
-    modifiedInputJson: string | null;
-    contextJson: string | null;
-    redactionsJson: string | null;
-    finishedAt: number;
-    durationUs: number;
-  },
-  fingerprint: string | null,
-): RawRow {
+export function invocationRow(b: BeginParams, f: FinalParams, fingerprint: string | null): RawRow {
   return [
     f.id,
     b.hookSetId,
@@ -392,7 +430,7 @@ function invocationRow(
  * The values bound to `insertOutcome`, positionally (binding by name costs about twice as much
  * in better-sqlite3). With the row id in front this is the row as `OUTCOME_SELECT` returns it.
  */
-function outcomeValues(p: ReturnType<typeof outcomeParams>): RawRow {
+export function outcomeValues(p: ReturnType<typeof outcomeParams>): RawRow {
   return [
     p.invocationId,
     p.hookId,
@@ -422,7 +460,7 @@ function outcomeValues(p: ReturnType<typeof outcomeParams>): RawRow {
   ];
 }
 
-function outcomeParams(invocationId: number, o: Outcome, redactions: string[] = []) {
+export function outcomeParams(invocationId: number, o: Outcome, redactions: string[] = []) {
   return {
     redactionsJson: redactions.length > 0 ? JSON.stringify(redactions) : null,
     invocationId,

@@ -38,6 +38,8 @@ export interface OtlpExporter {
   flush(timeoutMs: number): Promise<boolean>;
   /** Flushes (bounded by `timeoutMs`) and stops. */
   shutdown(timeoutMs: number): Promise<boolean>;
+  /** Export batches the collector did not accept so far (each also reported once through `warn`). */
+  readonly failures: number;
 }
 
 export interface OtlpExporterOptions {
@@ -65,7 +67,9 @@ export function createOtlpExporter(options: OtlpExporterOptions): OtlpExporter {
     options.warn(line);
   };
   // The SDK reports failed exports here (and nowhere else by default): one line per kind of failure.
+  let failures = 0;
   setGlobalErrorHandler((error) => {
+    failures += 1;
     const text = describe(error);
     warnOnce(text.replace(/\d+/g, '#'), `telemetry: export failed (${text}); decisions are unaffected and stay in the ledger`);
   });
@@ -185,6 +189,9 @@ export function createOtlpExporter(options: OtlpExporterOptions): OtlpExporter {
     },
     async shutdown(timeoutMs) {
       return settle(Promise.all([tracerProvider?.shutdown(), loggerProvider?.shutdown()]), timeoutMs, 'export');
+    },
+    get failures() {
+      return failures;
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { painter } from '../../src/cli/io.js';
+import { painter } from '../../src/reports/paint.js';
 import { listDenials } from '../../src/ledger/queries/denials.js';
 import { renderDenials } from '../../src/reports/denials-text.js';
 import { runCli } from '../cli-helpers.js';
@@ -91,7 +91,7 @@ describe('report commands', { timeout: 90_000 }, () => {
     [['denials', '--limit', '0'], /^hookledger: --limit: expected a whole number >= 1, got "0"/],
     [['denials', '--cursor', 'abc'], /^hookledger: cursor: "abc" is not a cursor from a previous page/],
     [['denials', '--decision', 'allow'], /^hookledger: denials: Unknown option '--decision'/],
-    [['export', '--format', 'xml'], /^hookledger: --format: "xml" is not an export format \(expected jsonl or csv\)/],
+    [['export', '--format', 'xml'], /^hookledger: --format: "xml" is not an export format \(expected jsonl, csv or otlp\)/],
     [['export', '--decision', 'maybe'], /^hookledger: --decision: unknown decision "maybe"/],
     [['hooks', '--until', 'soon'], /^hookledger: --until: "soon" is not a date/],
     [['hooks', '--until', '99999999999999999'], /^hookledger: --until: "99999999999999999" is out of range/],

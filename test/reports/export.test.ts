@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { explain } from '../../src/ledger/queries/explain.js';
-import { CSV_COLUMNS, exportRecords, writeExport, type ExportRecord } from '../../src/ledger/queries/export.js';
+import { CSV_COLUMNS, csvRow, exportRecords, writeExport, type ExportRecord } from '../../src/ledger/queries/export.js';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { normaliseInvocation } from '../../src/domain/invocation.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
@@ -132,6 +132,9 @@ describe('export', () => {
     const denial = mine.find((r) => r.report.decisiveHookId === 'no-rm')!;
     const line = lines.find((l) => l.startsWith(`${denial.report.invocationId},`))!;
     expect(line).toContain(',deny,no-rm,safety_violation,rm -rf is not allowed,false,');
+    // The streamed CSV (built from the CSV's columns only) is csvRow of each ExportRecord.
+    const records = [...exportRecords(ledger, { sessionId: 's-1' })];
+    expect(lines.slice(1)).toEqual(records.map(csvRow));
     expect(await writeExport(ledger, {}, sink.stream, { format: 'xml' as 'csv' }).catch((e: Error) => e.message)).toMatch(
       /format: "xml" is not an export format/,
     );

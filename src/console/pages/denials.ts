@@ -11,6 +11,8 @@ import { inputText } from './sessions.js';
 const FILTERS: readonly FilterParam[] = ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'since', 'until'];
 const PAGE = 50;
 const GROUPS_SHOWN = 30;
+/** The chart's window when the filter has no time bound. */
+export const CHART_DEFAULT_DAYS = 7;
 
 /** /denials: denied invocations newest first (keyset paging), and the counts per hook, tool, reason, session or day as a chart. */
 export async function denialsPage(ctx: PageContext): Promise<PageResult> {
@@ -20,17 +22,22 @@ export async function denialsPage(ctx: PageContext): Promise<PageResult> {
     throw new InputError(`group-by: "${groupBy}" is not a grouping (expected one of ${DENIAL_GROUPS.join(', ')})`);
   }
   const cursor = ctx.query.get('cursor');
+  // Counting every denial of a large ledger costs a scan of all of them: without a time filter the
+  // chart covers the last CHART_DEFAULT_DAYS days (the list below is not limited).
+  const chartFilter =
+    filter.since === undefined && filter.until === undefined ? { ...filter, since: ctx.now - CHART_DEFAULT_DAYS * 86_400_000 } : filter;
   const [page, groups] = await Promise.all([
     listDenials(ctx.ledger, filter, { limit: PAGE, cursor: cursor || null }),
-    groupDenials(ctx.ledger, filter, groupBy, { limit: GROUPS_SHOWN }),
+    groupDenials(ctx.ledger, chartFilter, groupBy, { limit: GROUPS_SHOWN }),
   ]);
+  const chartPeriod = chartFilter === filter ? '' : ` in the last ${CHART_DEFAULT_DAYS} days`;
   const params = filterParams(ctx.query, FILTERS);
   const groupSelect = html`<div class="field"><label for="f-group-by">Count by</label><select id="f-group-by" name="group-by">${DENIAL_GROUPS.map(
     (g) => html`<option${g === groupBy ? html` selected` : ''}>${g}</option>`,
   )}</select></div>`;
   const chart = {
     kind: 'bars',
-    title: `Denials by ${groupBy}`,
+    title: `Denials by ${groupBy}${chartPeriod}`,
     labels: groups.groups.map((g) => g.key ?? '(none)'),
     series: [{ label: 'denials', values: groups.groups.map((g) => g.count) }],
   };
@@ -46,7 +53,7 @@ export async function denialsPage(ctx: PageContext): Promise<PageResult> {
     section: 'denials',
     body: html`<h1>Denials</h1>
 ${filterForm('/denials', FILTERS, ctx.query, groupSelect)}
-<section aria-labelledby="groups-h"><h2 id="groups-h">${count(groups.total)} denials by ${groupBy}${
+<section aria-labelledby="groups-h"><h2 id="groups-h">${count(groups.total)} denials${chartPeriod} by ${groupBy}${
       groups.totalGroups > groups.groups.length
         ? html` (the ${groups.groups.length} ${groupBy === 'day' ? 'latest' : 'largest'} of ${count(groups.totalGroups)})`
         : ''

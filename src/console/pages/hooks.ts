@@ -1,5 +1,6 @@
 import { InputError } from '../../domain/errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
+import { HOUR_MS } from '../../ledger/health-rollup.js';
 import { DEFAULT_HEALTH_WINDOW_MS, hookHealth, type HookHealth } from '../../ledger/queries/health.js';
 import { healthFlags } from '../../reports/health-text.js';
 import { count, duration, percent, utc } from '../format.js';
@@ -25,9 +26,10 @@ export async function hooksPage(ctx: PageContext): Promise<PageResult> {
   const hookId = ctx.query.get('hook')?.trim() || undefined;
   const report = await hookHealth(ctx.ledger, { since, until, now: ctx.now, ...(hookId ? { hookId } : {}) });
 
-  const step = Math.max(1, Math.ceil((until - since) / BUCKETS));
+  // Buckets are whole hours, so that each is read from the hourly rollup; only the open hour is aggregated live.
+  const step = Math.max(1, Math.ceil((until - since) / BUCKETS / HOUR_MS)) * HOUR_MS;
   const starts: number[] = [];
-  for (let t = since; t < until; t += step) starts.push(t);
+  for (let t = Math.floor(since / HOUR_MS) * HOUR_MS; t < until; t += step) starts.push(t);
   const buckets = await Promise.all(
     starts.map((t) =>
       hookHealth(ctx.ledger, {

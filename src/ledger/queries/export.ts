@@ -116,36 +116,74 @@ export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Genera
   }
 }
 
-const j = JSON.stringify;
+/** A nullable number column as `${value}` writes it in JavaScript. */
+const num = (column: string) => `coalesce(${column}, 'null')`;
+/** A text column as `JSON.stringify` writes it (json_quote escapes exactly as it does; NULL is null). */
+const str = (column: string) => `json_quote(${column})`;
 
 /**
- * The JSON Lines text of one invocation, byte for byte `JSON.stringify` of its `ExportRecord`,
- * without parsing and re-serialising the stored JSON: those columns hold `JSON.stringify`
- * output (ledger/json-text.ts), which is what re-serialising their parse gives back, so they
- * are spliced in as they are. Keys in the order `exportRecords` / `outcomeFromRow` build them.
+ * The JSON Lines text of one outcome, built by SQLite: byte for byte `JSON.stringify` of what
+ * `outcomeFromRow` builds, keys in its order, stored JSON spliced in as it is.
  */
-function jsonLine({ row: r, hookSet: hs, outcomes }: ExportRows): string {
-  let out =
-    `{"id":${r.id},"startedAt":${r.started_at},"finishedAt":${r.finished_at},"durationUs":${r.duration_us},"point":${j(r.point)}` +
-    `,"eventName":${j(r.event_name)},"sessionId":${j(r.session_id)},"turn":${r.turn},"toolName":${j(r.tool_name)}` +
-    `,"toolUseId":${j(r.tool_use_id)},"agent":${j(r.agent)},"cwd":${j(r.cwd)},"status":${j(r.status)},"decision":${j(r.decision)}` +
-    `,"decisiveHookId":${j(r.decisive_hook_id)},"reasonCode":${j(r.reason_code)},"message":${j(r.message)}` +
-    `,"hookSet":{"id":${hs.id},"name":${j(hs.name)},"version":${j(hs.version)},"fingerprint":${j(hs.fingerprint)}}` +
-    `,"input":${r.input_json ?? 'null'},"modifiedInput":${r.modified_input_json ?? 'null'},"additionalContext":${r.context_json ?? '[]'}` +
-    `,"redactions":${r.redactions_json ?? '[]'},"invocation":${r.invocation_json},"raw":${r.raw_json ?? 'null'}` +
-    `,"pid":${r.pid},"host":${j(r.host)},"outcomes":[`;
-  for (let k = 0; k < outcomes.length; k++) {
-    const o = outcomes[k]!;
-    out +=
-      `${k === 0 ? '' : ','}{"hookId":${j(o.hook_id)},"point":${j(o.point)},"priority":${o.priority},"registrationIndex":${o.registration_index}` +
-      `,"executionOrder":${o.execution_order},"mode":${j(o.mode)},"capability":${j(o.capability)},"runtime":${j(o.runtime)}` +
-      `,"status":${j(o.status)},"decision":${j(o.decision)},"decisive":${o.decisive === 1},"reasonCode":${j(o.reason_code)}` +
-      `,"message":${j(o.message)},"payload":${o.payload_json ?? 'null'},"modifiedInput":${o.modified_input_json ?? 'null'}` +
-      `,"additionalContext":${j(o.additional_context)},"failureReason":${j(o.failure_reason)},"failureDetail":${j(o.failure_detail)}` +
-      `,"skipReason":${j(o.skip_reason)},"skippedBy":${j(o.skipped_by)},"timeoutMs":${o.timeout_ms},"startedAt":${o.started_at}` +
-      `,"durationUs":${o.duration_us}}`;
+const OUTCOME_JSON = `format('{"hookId":%s,"point":%s,"priority":%s,"registrationIndex":%s,"executionOrder":%s,"mode":%s,"capability":%s,"runtime":%s,"status":%s,"decision":%s,"decisive":%s,"reasonCode":%s,"message":%s,"payload":%s,"modifiedInput":%s,"additionalContext":%s,"failureReason":%s,"failureDetail":%s,"skipReason":%s,"skippedBy":%s,"timeoutMs":%s,"startedAt":%s,"durationUs":%s}',
+  ${str('o.hook_id')}, ${str('o.point')}, ${num('o.priority')}, ${num('o.registration_index')}, ${num('o.execution_order')},
+  ${str('o.mode')}, ${str('o.capability')}, ${str('o.runtime')}, ${str('o.status')}, ${str('o.decision')},
+  CASE WHEN o.decisive = 1 THEN 'true' ELSE 'false' END, ${str('o.reason_code')}, ${str('o.message')}, ${num('o.payload_json')},
+  ${num('o.modified_input_json')}, ${str('o.additional_context')}, ${str('o.failure_reason')}, ${str('o.failure_detail')},
+  ${str('o.skip_reason')}, ${str('o.skipped_by')}, ${num('o.timeout_ms')}, ${num('o.started_at')}, ${num('o.duration_us')})`;
+
+/**
+ * The JSON Lines text of one invocation, byte for byte `JSON.stringify` of its `ExportRecord`
+ * (keys in the order `exportRecords` builds them), assembled by SQLite in one pass: the stored
+ * JSON columns hold `JSON.stringify` output (ledger/json-text.ts), which is what re-serialising
+ * their parse gives back, so they are spliced in as they are, and the rest is quoted by
+ * json_quote. Building the line in JavaScript from row objects cost more than reading the rows.
+ */
+const INVOCATION_JSON = `format('{"id":%s,"startedAt":%s,"finishedAt":%s,"durationUs":%s,"point":%s,"eventName":%s,"sessionId":%s,"turn":%s,"toolName":%s,"toolUseId":%s,"agent":%s,"cwd":%s,"status":%s,"decision":%s,"decisiveHookId":%s,"reasonCode":%s,"message":%s,"hookSet":{"id":%s,"name":%s,"version":%s,"fingerprint":%s},"input":%s,"modifiedInput":%s,"additionalContext":%s,"redactions":%s,"invocation":%s,"raw":%s,"pid":%s,"host":%s,"outcomes":[%s]}',
+  i.id, i.started_at, ${num('i.finished_at')}, ${num('i.duration_us')}, ${str('i.point')}, ${str('i.event_name')},
+  ${str('i.session_id')}, ${num('i.turn')}, ${str('i.tool_name')}, ${str('i.tool_use_id')}, ${str('i.agent')}, ${str('i.cwd')},
+  ${str('i.status')}, ${str('i.decision')}, ${str('i.decisive_hook_id')}, ${str('i.reason_code')}, ${str('i.message')},
+  h.id, ${str('h.name')}, ${str('h.version')}, ${str('h.fingerprint')}, ${num('i.input_json')}, ${num('i.modified_input_json')},
+  coalesce(i.context_json, '[]'), coalesce(i.redactions_json, '[]'), i.invocation_json, ${num('i.raw_json')}, ${num('i.pid')}, ${str('i.host')},
+  coalesce((SELECT group_concat(${OUTCOME_JSON}, ',' ORDER BY ${OUTCOME_ORDER.replace(/(^|, )(?=[a-z])/g, '$1o.')}) FROM outcomes o WHERE o.invocation_id = i.id), ''))`;
+
+/**
+ * Characters per write to the output stream. Below V8's large-object size (128 KiB), like the
+ * batches: strings that size die young and are collected cheaply, whereas large ones wait for
+ * a full collection, and the heap grew past 80 MB with them.
+ */
+const WRITE_CHARS = 32_768;
+
+/** Invocations per query in the streaming formats (a line is a few KiB of JSON, or 200 bytes of CSV). */
+const LINE_BATCH = 16;
+
+/** The lines of one batch of invocations, ready to write. */
+interface LineBatch {
+  text: string;
+  rows: number;
+}
+
+/**
+ * JSON Lines, `LINE_BATCH` invocations per keyset query (as `exportRows`), the batch's lines
+ * built and joined by SQLite (`INVOCATION_JSON`) and read as one string: no row objects, and
+ * nothing outside the JavaScript heap, whose collector then sees all the garbage (a Buffer
+ * per line piled up tens of MB before a collection).
+ */
+function* jsonLines(ledger: Ledger, filter: InvocationFilter): Generator<LineBatch> {
+  const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
+  const batch = prepared<unknown[], [number | null, number, string | null]>(
+    ledger,
+    `SELECT max(id), count(*), group_concat(line, '' ORDER BY id) FROM (
+       SELECT i.id, ${INVOCATION_JSON} || char(10) AS line FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where}
+       ORDER BY i.id LIMIT ${LINE_BATCH})`,
+  ).raw();
+  let last = 0;
+  for (;;) {
+    const [max, rows, text] = batch.get(...params, last)!;
+    if (max === null || text === null) return;
+    last = max;
+    yield { text, rows };
   }
-  return `${out}]}\n`;
 }
 
 /** The invocation-level CSV columns, in order (camelCase, like the JSON). */
@@ -177,13 +215,18 @@ export const CSV_COLUMNS = [
 
 /** One CSV line (RFC 4180 quoting, no line terminator). */
 export function csvLine(values: readonly (string | number | boolean | null)[]): string {
-  return values
-    .map((v) => {
-      if (v === null) return '';
-      const text = String(v);
-      return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-    })
-    .join(',');
+  let line = '';
+  for (let k = 0; k < values.length; k++) line += k === 0 ? csvCell(values[k]!) : `,${csvCell(values[k]!)}`;
+  return line;
+}
+
+const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+
+/** One CSV cell, quoted where RFC 4180 (or a leading or trailing space) needs it. */
+function csvCell(v: string | number | boolean | null): string {
+  if (v === null) return '';
+  if (typeof v !== 'string') return String(v);
+  return NEEDS_QUOTES.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /**
@@ -195,34 +238,133 @@ export function csvText(text: string | null): string | null {
   return text !== null && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
+/** The values of one CSV line, before quoting. */
+interface CsvFields {
+  id: number;
+  startedAt: number;
+  durationUs: number | null;
+  point: string;
+  eventName: string | null;
+  sessionId: string | null;
+  turn: number | null;
+  toolName: string | null;
+  toolUseId: string | null;
+  agent: string | null;
+  status: string;
+  decision: string | null;
+  decisiveHookId: string | null;
+  reasonCode: string | null;
+  message: string | null;
+  modified: boolean;
+  hooks: number;
+  failures: number;
+  timeouts: number;
+  hookSetName: string;
+  hookSetVersion: string;
+  hookSetFingerprint: string;
+}
+
+function csvFieldsLine(f: CsvFields): string {
+  const t = (text: string | null) => csvCell(csvText(text));
+  return (
+    `${f.id},${f.startedAt},${new Date(f.startedAt).toISOString()},${csvCell(f.durationUs)},${t(f.point)},${t(f.eventName)}` +
+    `,${t(f.sessionId)},${csvCell(f.turn)},${t(f.toolName)},${t(f.toolUseId)},${t(f.agent)},${t(f.status)},${t(f.decision)}` +
+    `,${t(f.decisiveHookId)},${t(f.reasonCode)},${t(f.message)},${f.modified},${f.hooks},${f.failures},${f.timeouts}` +
+    `,${t(f.hookSetName)},${t(f.hookSetVersion)},${t(f.hookSetFingerprint)}`
+  );
+}
+
 /** The CSV row of a record. */
 export function csvRow(r: ExportRecord): string {
-  return csvLine([
-    r.id,
-    r.startedAt,
-    new Date(r.startedAt).toISOString(),
-    r.durationUs,
-    csvText(r.point),
-    csvText(r.eventName),
-    csvText(r.sessionId),
-    r.turn,
-    csvText(r.toolName),
-    csvText(r.toolUseId),
-    csvText(r.agent),
-    csvText(r.status),
-    csvText(r.decision),
-    csvText(r.decisiveHookId),
-    csvText(r.reasonCode),
-    csvText(r.message),
-    r.modifiedInput !== null,
-    r.outcomes.length,
-    r.outcomes.filter((o) => o.status === 'failed').length,
-    r.outcomes.filter((o) => o.status === 'timed_out').length,
-    csvText(r.hookSet.name),
-    csvText(r.hookSet.version),
-    csvText(r.hookSet.fingerprint),
-  ]);
+  return csvFieldsLine({
+    ...r,
+    modified: r.modifiedInput !== null,
+    hooks: r.outcomes.length,
+    failures: r.outcomes.filter((o) => o.status === 'failed').length,
+    timeouts: r.outcomes.filter((o) => o.status === 'timed_out').length,
+    hookSetName: r.hookSet.name,
+    hookSetVersion: r.hookSet.version,
+    hookSetFingerprint: r.hookSet.fingerprint,
+  });
 }
+
+/**
+ * CSV lines, `LINE_BATCH` invocations per keyset query: only the columns the CSV has (never the
+ * stored JSON), the outcome counts from the outcomes index, as `csvRow` writes them.
+ */
+function* csvLines(ledger: Ledger, filter: InvocationFilter): Generator<LineBatch> {
+  const { where, params } = orderedFilterSql(ledger, filter, ['i.id > ?']);
+  const batch = prepared<unknown[], CsvRaw>(
+    ledger,
+    `SELECT i.id, i.started_at, i.duration_us, i.point, i.event_name, i.session_id, i.turn, i.tool_name, i.tool_use_id, i.agent,
+       i.status, i.decision, i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json IS NOT NULL,
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id),
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed'),
+       (SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out'),
+       h.name, h.version, h.fingerprint
+     FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id ${where} ORDER BY i.id LIMIT ${LINE_BATCH}`,
+  ).raw();
+  let last = 0;
+  for (;;) {
+    const rows = batch.all(...params, last);
+    if (rows.length === 0) return;
+    last = rows[rows.length - 1]![0];
+    let text = '';
+    for (const r of rows) {
+      text += `${csvFieldsLine({
+        id: r[0],
+        startedAt: r[1],
+        durationUs: r[2],
+        point: r[3],
+        eventName: r[4],
+        sessionId: r[5],
+        turn: r[6],
+        toolName: r[7],
+        toolUseId: r[8],
+        agent: r[9],
+        status: r[10],
+        decision: r[11],
+        decisiveHookId: r[12],
+        reasonCode: r[13],
+        message: r[14],
+        modified: r[15] === 1,
+        hooks: r[16],
+        failures: r[17],
+        timeouts: r[18],
+        hookSetName: r[19],
+        hookSetVersion: r[20],
+        hookSetFingerprint: r[21],
+      })}\r\n`;
+    }
+    yield { text, rows: rows.length };
+  }
+}
+
+/** A row of the CSV query, positionally (raw rows cost less than objects). */
+type CsvRaw = [
+  number,
+  number,
+  number | null,
+  string,
+  string | null,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  string | null,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+  number,
+  number,
+  number,
+  string,
+  string,
+  string,
+];
 
 /**
  * Writes the export to a stream (stdout, an HTTP response, a file), one line per
@@ -240,34 +382,32 @@ export async function writeExport(
     throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
   }
   let count = 0;
-  let chunk = format === 'csv' ? `${csvLine(CSV_COLUMNS)}\r\n` : '';
+  // Batches are coalesced into writes of 64 KiB: one write per line costs more than the query.
+  let pending = format === 'csv' ? `${csvLine(CSV_COLUMNS)}\r\n` : '';
   // A consumer that goes away (`| head`) surfaces as an error event: stop reading the ledger then.
   let failed: Error | null = null;
   const onError = (error: Error) => (failed = error);
   out.on('error', onError);
+  const flush = async () => {
+    const text = pending;
+    pending = '';
+    // At most WRITE_CHARS per write, so that a slow consumer never holds much more than that.
+    for (let at = 0; at < text.length; at += WRITE_CHARS) {
+      if (failed) throw failed;
+      if (!out.write(text.slice(at, at + WRITE_CHARS))) await once(out, 'drain');
+    }
+  };
   try {
-    const lines =
-      format === 'csv'
-        ? map(exportRecords(ledger, filter), (record) => `${csvRow(record)}\r\n`)
-        : map(exportRows(ledger, filter), jsonLine);
-    for (const line of lines) {
-      chunk += line;
-      count += 1;
-      // Lines are coalesced into ~64 KiB writes: one write per line costs more than the query.
-      if (chunk.length >= 65_536) {
-        if (failed) throw failed;
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
-      }
+    const lines = format === 'csv' ? csvLines(ledger, filter) : jsonLines(ledger, filter);
+    for (const { text, rows } of lines) {
+      pending += text;
+      count += rows;
+      if (pending.length >= WRITE_CHARS) await flush();
     }
     if (failed) throw failed;
-    if (chunk.length > 0 && !out.write(chunk)) await once(out, 'drain');
+    if (pending.length > 0) await flush();
     return count;
   } finally {
     out.off('error', onError);
   }
-}
-
-function* map<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
-  for (const item of items) yield f(item);
 }

@@ -7,6 +7,7 @@ import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type IdRange, type InvocationFilter } from './filters.js';
 import { checkPage, decodeCursorParts, encodeCursor, type PageRequest } from './paging.js';
+import { newestSummaries, selectsEverything, storedSummary, summariesReady, type StoredSummaryRow } from './session-summaries.js';
 
 /** One session's totals (over the invocations the filter selects). */
 export interface SessionSummary {
@@ -86,6 +87,9 @@ export function sessionSummary(
 export function listSessions(ledger: Ledger, filter: InvocationFilter, page: PageRequest): SessionPage {
   const { limit, offset, after } = checkPage(page, 'sessions');
   const { sessionId: _ignored, ...rest } = filter;
+  // Unfiltered, the summaries the triggers keep give the totals (and the first page's order) directly.
+  const stored = selectsEverything(rest) && summariesReady(ledger);
+  if (stored && after === null) return firstPageFromSummaries(ledger, limit, offset);
   const memo = new Map<string, IdRange>();
   const { where, params } = orderedFilterSql(ledger, rest, ['i.session_id IS NOT NULL', 'i.id < ?'], [], memo);
   const walk = prepared<unknown[], { id: number; session_id: string }>(
@@ -116,8 +120,28 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
   const more = selected.length > limit;
   const pageRows = more ? selected.slice(0, limit) : selected;
   return {
-    rows: pageRows.map((f) => sessionSummary(ledger, f.sessionId, rest, memo)!),
+    rows: pageRows.map((f) => {
+      const row = stored ? storedSummary(ledger, f.sessionId) : undefined;
+      return row ? summaryFromRow(f.sessionId, row) : sessionSummary(ledger, f.sessionId, rest, memo)!;
+    }),
     nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.id, top ?? undefined) : null,
+  };
+}
+
+/**
+ * The first page, unfiltered, from the stored summaries: the same sessions in the same order as
+ * the walk (newest invocation id first), and the same cursor (the page's last session's newest
+ * id, and the newest id of all), so later pages walk on from it.
+ */
+function firstPageFromSummaries(ledger: Ledger, limit: number, offset: number): SessionPage {
+  const rows: StoredSummaryRow[] = newestSummaries(ledger, offset + limit + 1);
+  const top = rows[0]?.last_id;
+  const selected = rows.slice(offset);
+  const more = selected.length > limit;
+  const pageRows = more ? selected.slice(0, limit) : selected;
+  return {
+    rows: pageRows.map((r) => summaryFromRow(r.session_id, r)),
+    nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.last_id, top) : null,
   };
 }
 

@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defineHooks } from '../../src/domain/hooks.js';
+import { BACKGROUND_AFTER_COMMITS, BACKSTOP_PAGES, checkpointerFor } from '../../src/ledger/checkpoint.js';
+import { openLedger } from '../../src/ledger/open.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createRunner } from '../../src/runner/runner.js';
+import { tsxLoader } from '../cli-helpers.js';
+import { tempDir, waitFor } from '../helpers.js';
+
+const hookSet = defineHooks({
+  name: 'checkpoints',
+  hooks: [
+    { id: 'guard', point: 'pre_tool_use', capability: 'guardrail', run: () => ({ decision: 'allow' }) },
+    { id: 'watch', point: 'pre_tool_use', run: () => ({ additionalContext: 'seen' }) },
+  ],
+});
+const padding = 'x'.repeat(40_000);
+const invocation = (n: number) => ({
+  point: 'pre_tool_use' as const,
+  sessionId: 's',
+  toolName: 'Bash',
+  toolInput: { command: `echo ${n}`, padding },
+});
+const walSize = (path: string) => (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0);
+
+describe('WAL checkpoints off the decision path', () => {
+  it('a short-lived writer keeps SQLite’s automatic checkpoint; a long-lived one hands checkpoints to a worker', async () => {
+    const path = join(tempDir(), 'ledger.db');
+    const ledger = openLedger({ path });
+    const runner = createRunner({ hookSet, ledger });
+    const checkpointer = checkpointerFor(ledger.sqlite, ledger.path);
+    for (let n = 0; n < BACKGROUND_AFTER_COMMITS - 1; n++) await runner.run(invocation(n));
+    expect(checkpointer.inBackground).toBe(false);
+    expect(ledger.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await runner.run(invocation(BACKGROUND_AFTER_COMMITS));
+    expect(checkpointer.inBackground).toBe(true);
+    expect(ledger.sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(BACKSTOP_PAGES);
+    await runner.run(invocation(BACKGROUND_AFTER_COMMITS + 1));
+    await waitFor(() => checkpointer.backgroundCheckpoints > 0, 20_000);
+    await runner.close();
+    ledger.close();
+    // The worker let go of its connection first, so this close was the last and removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    const reopened = openLedger({ path, readonly: true });
+    expect(reopened.sqlite.prepare(`SELECT count(*) FROM invocations WHERE status = 'completed'`).pluck().get()).toBe(
+      BACKGROUND_AFTER_COMMITS + 1,
+    );
+    reopened.close();
+  }, 60_000);
+
+  it('the WAL stays bounded under sustained writes', async () => {
+    const path = join(tempDir(), 'ledger.db');
+    const ledger = openLedger({ path });
+    const runner = createRunner({ hookSet, ledger });
+    const pageSize = ledger.sqlite.pragma('page_size', { simple: true }) as number;
+    // Each invocation writes several pages (the 40 KB input is stored twice), so 2,500 of them
+    // push the WAL through the backstop several times over.
+    let maxWal = 0;
+    let written = 0;
+    for (let n = 0; n < 2_500; n++) {
+      await runner.run(invocation(n));
+      written += 1;
+      if (n % 25 === 0) maxWal = Math.max(maxWal, walSize(path));
+    }
+    const pagesWritten =
+      (ledger.sqlite.prepare('SELECT sum(length(input_json) + length(invocation_json)) FROM invocations').pluck().get() as number) /
+      pageSize;
+    expect(pagesWritten).toBeGreaterThan(BACKSTOP_PAGES * 2);
+    // The backstop plus one transaction's frames (each frame is a page and a 24-byte header).
+    expect(maxWal).toBeLessThanOrEqual((BACKSTOP_PAGES + 256) * (pageSize + 24) + 32);
+    expect(checkpointerFor(ledger.sqlite, ledger.path).backgroundCheckpoints).toBeGreaterThan(0);
+    await runner.close();
+    ledger.close();
+    expect(written).toBe(2_500);
+  }, 180_000);
+
+  it('a writer killed while the worker checkpoints loses no acknowledged decision', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'ledger.db');
+    const acknowledged: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(
+        process.execPath,
+        ['--import', tsxLoader, join(import.meta.dirname, '../fixtures/scripts/checkpoint-writer.ts'), path],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      let buffer = '';
+      let checkpointed = false;
+      let idsAfter = 0;
+      child.stdout.on('data', (c: Buffer) => {
+        buffer += c.toString();
+        const lines = buffer.split('\n');
+        buffer = lines.pop()!;
+        for (const line of lines) {
+          if (line === 'checkpointed') checkpointed = true;
+          else if (/^\d+$/.test(line)) {
+            acknowledged.push(Number(line));
+            if (checkpointed) idsAfter += 1;
+          }
+        }
+      });
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      // Killed some way into writing after the worker has checkpointed (a different point each round).
+      await waitFor(() => idsAfter >= 50 + round * 37 || child.exitCode !== null, 60_000);
+      child.kill('SIGKILL');
+      await exited;
+      expect(child.signalCode, stderr).toBe('SIGKILL');
+    }
+    const ledger = openLedger({ path });
+    try {
+      const status = ledger.sqlite.prepare('SELECT status FROM invocations WHERE id = ?').pluck();
+      const outcomes = ledger.sqlite.prepare(`SELECT count(*) FROM outcomes WHERE invocation_id = ? AND status = 'completed'`).pluck();
+      const lost = acknowledged.filter((id) => status.get(id) !== 'completed' || outcomes.get(id) !== 2);
+      expect(acknowledged.length).toBeGreaterThan(150);
+      expect(lost).toEqual([]);
+      expect(ledger.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(verifyLedger(ledger).ok).toBe(true);
+    } finally {
+      ledger.close();
+    }
+  }, 180_000);
+});

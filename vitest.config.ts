@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One real PostgreSQL server for the run (initdb in a temp dir, a free port, stopped afterwards).
+    globalSetup: ['test/postgres/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn real processes and open real SQLite files; two workers suit the 2-core machines.

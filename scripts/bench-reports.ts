@@ -218,6 +218,16 @@ async function main(): Promise<void> {
       () => ({}),
       (f) => listSessions(ledger, f, { limit: 50 }),
     ),
+    '10 ms',
+  ]);
+  const sessionsPage1 = listSessions(ledger, {}, { limit: 50 });
+  rows.push([
+    'sessions list, second page (cursor)',
+    time(
+      Math.max(10, runs / 10),
+      () => sessionsPage1.nextCursor,
+      (cursor) => listSessions(ledger, {}, { limit: 50, cursor }),
+    ),
     '-',
   ]);
   for (const by of DENIAL_GROUPS) {

@@ -410,7 +410,7 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
           o.message = 'sanitised the input';
         } else if (r < (edge += b.allow ?? 0)) {
           o.decision = 'allow';
-        } else if (r < (edge += b.violate ?? 0)) {
+        } else if (r < edge + (b.violate ?? 0)) {
           o.decision = 'deny';
           o.message = 'this looks expensive';
           o.failureReason = 'observe_only_violation';

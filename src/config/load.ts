@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError, describeThrown } from '../domain/errors.js';
 import { declarativeHookSetSchema, resolveHookSet, type HookSet } from '../domain/hooks.js';
 import { formatIssues } from '../domain/results.js';
+import type * as TsxApi from 'tsx/esm/api';
 import { importModule } from './import-module.js';
 
 /**
@@ -21,7 +22,7 @@ export async function loadHookSet(path: string): Promise<HookSet> {
   let mod: Record<string, unknown>;
   try {
     if (ext === '.ts' || ext === '.mts' || ext === '.cts') {
-      const { tsImport } = (await importModule('tsx/esm/api')) as typeof import('tsx/esm/api');
+      const { tsImport } = (await importModule('tsx/esm/api')) as typeof TsxApi;
       mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
     } else {
       mod = await importModule(pathToFileURL(file).href);

@@ -24,6 +24,7 @@ const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;
  * line/paragraph separators and the BOM: a right-to-left override in a file name can make
  * `exe.txt` read as `txt.exe`, so these are shown as their code point, never applied.
  */
+// eslint-disable-next-line no-control-regex -- these are the characters the page must show, not apply
 const INVISIBLE = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g;
 
 /** Escapes text for HTML text and (quoted) attribute context, with invisible characters made visible. */

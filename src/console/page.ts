@@ -1,4 +1,5 @@
 import type { Ledger } from '../ledger/open.js';
+import type { VerifyReport } from '../ledger/verify.js';
 import type { SafeHtml } from './html.js';
 import type { Section } from './layout.js';
 
@@ -23,7 +24,7 @@ export interface PageResult {
 /** The integrity page's view of verification, which runs in a worker (a full verify reads the whole chain). */
 export interface IntegrityState {
   /** The last finished verify, with when it finished. */
-  last(): { report: import('../ledger/verify.js').VerifyReport; finishedAt: number } | { error: string; finishedAt: number } | null;
+  last(): { report: VerifyReport; finishedAt: number } | { error: string; finishedAt: number } | null;
   /** Whether a verify is running now, since when. */
   runningSince(): number | null;
   /** Starts a verify unless one is running. */

@@ -326,7 +326,7 @@ const licenseCheck = async (invocation: Invocation, ctx: HookContext) => {
   if (url === null) return;
   const answered = await wait(2000, ctx.signal);
   if (!answered) return;
-  let host = '';
+  let host: string;
   try {
     host = new URL(url).hostname;
   } catch {

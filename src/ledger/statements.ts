@@ -7,7 +7,7 @@ const caches = new WeakMap<Database.Database, Map<string, Database.Statement>>()
  * Prepares a read statement once per connection. Report queries run often (a server, a
  * paging UI); preparing each time would cost more than the indexed lookups themselves.
  */
-export function prepared<P extends unknown[] | {} = unknown[], R = unknown>(ledger: Ledger, sql: string): Database.Statement<P, R> {
+export function prepared<P extends unknown[] | object = unknown[], R = unknown>(ledger: Ledger, sql: string): Database.Statement<P, R> {
   let cache = caches.get(ledger.sqlite);
   if (!cache) {
     cache = new Map();

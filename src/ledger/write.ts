@@ -48,7 +48,7 @@ interface OpenInvocation {
   row: BeginParams;
 }
 
-type BeginParams = {
+export type BeginParams = {
   hookSetId: number;
   point: Point;
   eventName: string | null;
@@ -142,28 +142,7 @@ export class LedgerWriter {
       const open = this.open.get(id);
       this.open.delete(id);
       const redactor = open?.redactor ?? this.defaultRedactor;
-      const paths = open ? [...open.paths] : [];
-      const inputPath = inputPathOf(open?.point ?? 'pre_tool_use');
-      const stored = storedDecision(redactor, open?.point ?? 'pre_tool_use', result);
-      const context = redactor.redact(result.additionalContext, ['additionalContext']);
-      paths.push(...stored.paths, ...context.paths);
-      const rows = outcomes.map((outcome) => {
-        const r = redactOutcome(redactor, outcome, inputPath);
-        if (outcome.status !== 'pending') for (const p of r.paths) paths.push(`outcomes.${outcome.hookId}.${p}`);
-        return r;
-      });
-      const final = {
-        id,
-        decision: result.decision,
-        decisiveHookId: result.decisiveHookId,
-        reasonCode: result.reasonCode,
-        message: stored.message,
-        modifiedInputJson: stored.modifiedInputJson,
-        contextJson: context.value.length > 0 ? JSON.stringify(context.value) : null,
-        redactionsJson: paths.length > 0 ? JSON.stringify(paths) : null,
-        finishedAt,
-        durationUs: result.durationUs,
-      };
+      const { final, rows } = storedFinal(id, open, redactor, result, outcomes, finishedAt);
       const changes = this.updateInvocation.run(
         final.decision,
         final.decisiveHookId,
@@ -187,7 +166,7 @@ export class LedgerWriter {
           ]
         : [];
       for (const [i, outcome] of outcomes.entries()) {
-        const row = outcomeRow(id, rows[i]!.outcome, rows[i]!.paths);
+        const row = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
         const values = outcomeValues(row);
         const rowId = Number(this.insertOutcome.run(values).lastInsertRowid);
         if (this.chained) entries.push(outcomeEntry([rowId, ...values], row.status === 'pending'));
@@ -248,27 +227,7 @@ export class LedgerWriter {
   /** Writes the invocation as `running` before any hook runs; returns its id. */
   begin(hookSetId: number, invocation: Invocation, startedAt: number): number {
     const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
-    const redacted = redactor.redact(invocation);
-    const stored = redacted.value;
-    const { raw, ...canonical } = stored;
-    const row: BeginParams = {
-      hookSetId,
-      point: stored.point,
-      eventName: stored.eventName,
-      sessionId: stored.sessionId,
-      turn: stored.turn,
-      toolName: stored.toolName,
-      toolUseId: stored.toolUseId,
-      agent: stored.agent,
-      cwd: stored.cwd,
-      inputJson: toJsonText(modifiableInput(stored)),
-      invocationJson: toJsonText(canonical)!,
-      rawJson: toJsonText(raw),
-      redactionsJson: redacted.paths.length > 0 ? JSON.stringify(redacted.paths) : null,
-      startedAt,
-      pid: process.pid,
-      host: this.host,
-    };
+    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
     const id = this.guard('record the invocation', () =>
       Number(
         this.insertInvocation.run(
@@ -291,7 +250,7 @@ export class LedgerWriter {
         ).lastInsertRowid,
       ),
     );
-    this.open.set(id, { redactor, point: invocation.point, paths: redacted.paths, row });
+    this.open.set(id, { redactor, point: invocation.point, paths, row });
     return id;
   }
 
@@ -322,7 +281,7 @@ export class LedgerWriter {
     this.pendingBackground.delete(outcomeRowId);
     this.guard('record a background hook outcome', () => {
       const r = redactOutcome(redactor, outcome, inputPathOf(outcome.point));
-      const p = outcomeRow(0, r.outcome, r.paths);
+      const p = outcomeParams(0, r.outcome, r.paths);
       this.commitBackground(outcomeRowId, {
         id: outcomeRowId,
         status: p.status,
@@ -360,23 +319,88 @@ export class LedgerWriter {
   }
 }
 
+/** The invocation row `begin` stores: redacted, JSON columns as text; and the paths redaction replaced. */
+export function storedBegin(
+  redactor: Redactor,
+  hookSetId: number,
+  invocation: Invocation,
+  startedAt: number,
+  host: string,
+): { row: BeginParams; paths: string[] } {
+  const redacted = redactor.redact(invocation);
+  const stored = redacted.value;
+  const { raw, ...canonical } = stored;
+  const row: BeginParams = {
+    hookSetId,
+    point: stored.point,
+    eventName: stored.eventName,
+    sessionId: stored.sessionId,
+    turn: stored.turn,
+    toolName: stored.toolName,
+    toolUseId: stored.toolUseId,
+    agent: stored.agent,
+    cwd: stored.cwd,
+    inputJson: toJsonText(modifiableInput(stored)),
+    invocationJson: toJsonText(canonical)!,
+    rawJson: toJsonText(raw),
+    redactionsJson: redacted.paths.length > 0 ? JSON.stringify(redacted.paths) : null,
+    startedAt,
+    pid: process.pid,
+    host,
+  };
+  return { row, paths: redacted.paths };
+}
+
+/** The final state `finish` stores (redacted) and each outcome as stored, with its redaction paths. */
+export function storedFinal(
+  id: number,
+  open: { point: Point; paths: string[] } | undefined,
+  redactor: Redactor,
+  result: InvocationResult,
+  outcomes: Outcome[],
+  finishedAt: number,
+): { final: FinalParams; rows: { outcome: Outcome; paths: string[] }[] } {
+  const paths = open ? [...open.paths] : [];
+  const inputPath = inputPathOf(open?.point ?? 'pre_tool_use');
+  const stored = storedDecision(redactor, open?.point ?? 'pre_tool_use', result);
+  const context = redactor.redact(result.additionalContext, ['additionalContext']);
+  paths.push(...stored.paths, ...context.paths);
+  const rows = outcomes.map((outcome) => {
+    const r = redactOutcome(redactor, outcome, inputPath);
+    if (outcome.status !== 'pending') for (const p of r.paths) paths.push(`outcomes.${outcome.hookId}.${p}`);
+    return r;
+  });
+  const final: FinalParams = {
+    id,
+    decision: result.decision,
+    decisiveHookId: result.decisiveHookId,
+    reasonCode: result.reasonCode,
+    message: stored.message,
+    modifiedInputJson: stored.modifiedInputJson,
+    contextJson: context.value.length > 0 ? JSON.stringify(context.value) : null,
+    redactionsJson: paths.length > 0 ? JSON.stringify(paths) : null,
+    finishedAt,
+    durationUs: result.durationUs,
+  };
+  return { final, rows };
+}
+
+/** The values `finish` binds to the invocation row. */
+export interface FinalParams {
+  id: number;
+  decision: InvocationRow['decision'];
+  decisiveHookId: string | null;
+  reasonCode: InvocationRow['reason_code'];
+  message: string | null;
+  modifiedInputJson: string | null;
+  contextJson: string | null;
+  redactionsJson: string | null;
+  finishedAt: number;
+  durationUs: number;
+}
+
 /** The invocation row as `INVOCATION_SELECT` returns it (the chain's encoding), from the values bound by begin and finish. */
-function invocationRow(
-  b: BeginParams,
-  f: {
-    id: number;
-    decision: InvocationRow['decision'];
-    decisiveHookId: string | null;
-    reasonCode: InvocationRow['reason_code'];
-    message: string | null;
-    modifiedInputJson: string | null;
-    contextJson: string | null;
-    redactionsJson: string | null;
-    finishedAt: number;
-    durationUs: number;
-  },
-  fingerprint: string | null,
-): RawRow {
+export function invocationRow(b: BeginParams, f: FinalParams, fingerprint: string | null): RawRow {
   const row: InvocationRow = {
     id: f.id,
     hook_set_id: b.hookSetId,
@@ -425,14 +449,14 @@ type OutcomeInsert = Omit<OutcomeRow, 'id'>;
  * The values bound to `insertOutcome`, positionally (binding by name costs about twice as much
  * in better-sqlite3). With the row id in front this is the row as `OUTCOME_SELECT` returns it.
  */
-function outcomeValues(row: OutcomeInsert): RawRow {
+export function outcomeValues(row: OutcomeInsert): RawRow {
   const values: unknown[] = new Array(OUTCOME_INSERT_COLUMNS.length);
   for (let i = 0; i < OUTCOME_INSERT_COLUMNS.length; i++) values[i] = row[OUTCOME_INSERT_COLUMNS[i]!];
   return values;
 }
 
 /** An outcome as the ledger stores it: capped texts, JSON as text, `decisive` as 0/1. */
-function outcomeRow(invocationId: number, o: Outcome, redactions: string[] = []): OutcomeInsert {
+export function outcomeParams(invocationId: number, o: Outcome, redactions: string[] = []): OutcomeInsert {
   return {
     invocation_id: invocationId,
     hook_id: o.hookId,

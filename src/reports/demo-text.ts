@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
-import { formatDuration, oneLine, summarise } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatDuration, oneLine, summarise } from './format.js';
+import type { Paint } from './paint.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Report } from '../domain/outcomes.js';
 import type { Explanation } from '../ledger/queries/explain.js';

@@ -1,5 +1,5 @@
-import { formatTime, summarise, table } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatTime, summarise, table } from './format.js';
+import type { Paint } from './paint.js';
 import type { DenialGroups, DenialPage } from '../ledger/queries/denials.js';
 
 /** `2026-11-01 12:00:03`: UTC, to the second, without the ISO punctuation that costs columns. */

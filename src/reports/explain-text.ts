@@ -1,5 +1,5 @@
-import { formatDuration, formatTime, oneLine, summarise, table } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatDuration, formatTime, oneLine, summarise, table } from './format.js';
+import type { Paint } from './paint.js';
 import type { Outcome } from '../domain/outcomes.js';
 import type { Explanation } from '../ledger/queries/explain.js';
 

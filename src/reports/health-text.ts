@@ -1,5 +1,5 @@
-import { formatDuration, table } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatDuration, table } from './format.js';
+import type { Paint } from './paint.js';
 import type { HealthReport, HookHealth } from '../ledger/queries/health.js';
 import { shortTime } from './denials-text.js';
 

@@ -1,5 +1,5 @@
-import { formatTime, oneLine, table } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatTime, oneLine, table } from './format.js';
+import { SGR_SEQUENCE, type Paint } from './paint.js';
 import type { ChangeKind, DecisionState, HookChange, HookState, ReplayResult } from '../domain/replay.js';
 import type { ReplayRunDetail, ReplayRunSummary } from '../ledger/queries/replay-runs.js';
 
@@ -222,8 +222,7 @@ function formatMs(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;]*m/g;
+const ANSI = new RegExp(SGR_SEQUENCE.source, 'g');
 
 /** Cuts a line to the terminal width, counting only visible characters. */
 function cut(line: string): string {

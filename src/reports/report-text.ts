@@ -1,5 +1,5 @@
-import { formatDuration, oneLine, summarise } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatDuration, oneLine, summarise } from './format.js';
+import type { Paint } from './paint.js';
 import type { Report } from '../domain/outcomes.js';
 import { outcomeNote } from './explain-text.js';
 

@@ -1,5 +1,5 @@
-import { formatDuration, oneLine, summarise, table } from '../cli/format.js';
-import type { Paint } from '../cli/io.js';
+import { formatDuration, oneLine, summarise, table } from './format.js';
+import type { Paint } from './paint.js';
 import type { SessionPage, SessionSummary, SessionTimeline, TimelineEvent } from '../ledger/queries/sessions.js';
 import { shortTime } from './denials-text.js';
 

@@ -133,9 +133,9 @@ function settled(hook: ResolvedHook, options: ExecuteOptions, value: unknown, st
   const unsendable = notJson(replacement);
   if (unsendable !== null) return { ok: false, failureReason: 'invalid_result', detail: `input: ${unsendable}`, startedAt, durationUs };
   // The hook keeps a reference to what it returned; the record and later hooks must not see it change.
-  let input: {} | null;
+  let input: typeof replacement;
   try {
-    input = frozenCopy(replacement) as {} | null;
+    input = frozenCopy(replacement);
   } catch (error) {
     return {
       ok: false,

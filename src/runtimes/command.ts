@@ -19,6 +19,25 @@ const STREAM_GRACE_MS = 100;
 const SHELL = '/bin/sh';
 
 /**
+ * Where command hooks run, per process. `agent` (default): the agent runs on this machine, so a
+ * hook runs in the payload's `cwd` and `CLAUDE_PROJECT_DIR` falls back to it, as under Claude
+ * Code. `central`: a server that many machines call (`serve --central`, the default for a
+ * PostgreSQL ledger): a payload's `cwd` names a directory on the caller's machine, and anyone
+ * holding a token could otherwise make the server look up and run a relative or
+ * `$CLAUDE_PROJECT_DIR` script in a directory of their choosing here. So in central mode the
+ * `cwd` is only data (recorded, passed to hooks on stdin); hooks run in `dir` (the hook set's
+ * own directory unless configured) and `CLAUDE_PROJECT_DIR` is `dir`.
+ */
+export type CommandWorkspace = { kind: 'agent' } | { kind: 'central'; dir: string };
+
+let workspace: CommandWorkspace = { kind: 'agent' };
+
+/** Sets where this process's command hooks run (see CommandWorkspace). */
+export function setCommandWorkspace(next: CommandWorkspace): void {
+  workspace = next;
+}
+
+/**
  * Runs a hook as an external process speaking the Claude Code hook protocol: the payload
  * as JSON on stdin, the answer in the exit code, stdout and stderr. Each hook gets its own
  * process group so that the timeout, and the end of the hook, kill everything it started.
@@ -27,12 +46,13 @@ export const commandRuntime: HookRuntime = {
   async execute(hook, invocation, ctx) {
     if (hook.runtime.kind !== 'command') throw new Error(`command runtime given a ${hook.runtime.kind} hook`);
     const spec = hook.runtime;
-    const projectDir = projectDirFor(invocation);
+    const central = workspace.kind === 'central' ? workspace.dir : null;
+    const projectDir = central ?? projectDirFor(invocation);
     // Claude Code substitutes path placeholders literally in exec form, where no shell would expand them.
     const expand = (value: string) => (projectDir === null ? value : value.replaceAll('${CLAUDE_PROJECT_DIR}', projectDir));
     const [file, args] = spec.args === null ? [SHELL, ['-c', spec.command]] : [expand(spec.command), spec.args.map(expand)];
 
-    const cwd = await chooseCwd(spec.cwd, invocation, spec.command);
+    const cwd = await chooseCwd(spec.cwd, central === null ? invocation.cwd : null, spec.command, central);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...spec.env,
@@ -75,16 +95,18 @@ function projectDirFor(invocation: Invocation): string | null {
 /**
  * The hook's own cwd when configured (it must exist: a silent fallback would run the hook
  * somewhere its author did not intend), else the agent's cwd when it exists on this machine
- * (a replayed invocation may come from elsewhere), else ours.
+ * (a replayed invocation may come from elsewhere; never in central mode, which passes null and
+ * its own directory), else ours.
  */
-async function chooseCwd(hookCwd: string | null, invocation: Invocation, label: string): Promise<string> {
+async function chooseCwd(hookCwd: string | null, agentCwd: string | null, label: string, centralDir: string | null): Promise<string> {
   if (hookCwd !== null) {
     if (!(await isDirectory(hookCwd))) {
       throw new HookExecutionFailure('execution_failed', `could not start "${label}": cwd "${hookCwd}" is not a directory`);
     }
     return hookCwd;
   }
-  if (invocation.cwd !== null && (await isDirectory(invocation.cwd))) return invocation.cwd;
+  if (centralDir !== null) return centralDir;
+  if (agentCwd !== null && (await isDirectory(agentCwd))) return agentCwd;
   return process.cwd();
 }
 

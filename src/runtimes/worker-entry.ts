@@ -86,7 +86,7 @@ async function loadModule(url: string, exportName: string): Promise<HookFn> {
       mod = (await import(url)) as Record<string, unknown>;
     }
   } catch (error) {
-    throw new Error(`could not load worker module ${path}: ${describeHostile(error)}`);
+    throw new Error(`could not load worker module ${path}: ${describeHostile(error)}`, { cause: error });
   }
   let fn = mod[exportName];
   // A CommonJS module (or a .ts file outside an ESM package) nests the default export once more.

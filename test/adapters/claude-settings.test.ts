@@ -153,8 +153,8 @@ describe('install-claude and import-claude', () => {
 
     const { settings, skipped } = installHookledger(user, { handler: { type: 'http', url: 'http://127.0.0.1:8377/claude' } });
     expect(skipped).toEqual(['SessionStart', 'Setup']);
-    expect((settings.hooks as any).SessionStart).toBeUndefined();
-    expect((settings.hooks as any).PreToolUse).toEqual([
+    expect((settings.hooks as Record<string, unknown>).SessionStart).toBeUndefined();
+    expect((settings.hooks as Record<string, unknown>).PreToolUse).toEqual([
       {
         matcher: '*',
         hooks: [

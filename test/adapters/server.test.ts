@@ -40,6 +40,11 @@ const HOOKS: HookDefinition[] = [
   { id: 'audit', point: ['pre_tool_use', 'post_tool_use'], run: () => undefined },
 ];
 
+/** A response body read loosely: each test states the shape it expects with toEqual/toMatchObject. */
+interface Body {
+  [key: string]: Body;
+}
+
 const servers: HookServer[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close({ drainMs: 100 });
@@ -69,7 +74,7 @@ async function start(options: { maxBodyBytes?: number; hooks?: HookDefinition[];
       ...(body !== undefined ? { body } : {}),
     });
     const text = await response.text();
-    return { status: response.status, json: text === '' ? null : (JSON.parse(text) as Record<string, any>), headers: response.headers };
+    return { status: response.status, json: text === '' ? null : (JSON.parse(text) as Body), headers: response.headers };
   };
   return { server, url, runner, ledger, count, call };
 }
@@ -143,7 +148,7 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
       const res = await call('POST', path, body);
       expect(res.status, `${path} ${body}`).toBe(400);
       expect(res.json).toEqual({ error: { code: 'input_invalid', message: expect.stringMatching(message) } });
-      expect(res.json!.error.message).not.toContain('\n');
+      expect(res.json!.error!.message).not.toContain('\n');
     }
     expect(count()).toBe(0);
   });
@@ -250,9 +255,9 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     const page2 = await call('GET', `/v1/denials?toolName=Bash&reasonCode=safety_violation&limit=1&cursor=${page1.json!.nextCursor}`);
     expect(page2.json!.denials).toHaveLength(1);
     expect(page2.json!.nextCursor).toBeNull();
-    expect(new Set([page1.json!.denials[0].invocationId, page2.json!.denials[0].invocationId]).size).toBe(2);
+    expect(new Set([page1.json!.denials![0]!.invocationId, page2.json!.denials![0]!.invocationId]).size).toBe(2);
     const session = await call('GET', '/v1/denials?sessionId=s-1&since=1d');
-    expect(session.json!.denials.map((d: { sessionId: string }) => d.sessionId)).toEqual(['s-1']);
+    expect((session.json!.denials as unknown as { sessionId: string }[]).map((d) => d.sessionId)).toEqual(['s-1']);
 
     expect(await call('GET', '/v1/denials?reasonCode=rude')).toMatchObject({
       status: 400,
@@ -287,7 +292,7 @@ describe('hookledger serve (real HTTP on 127.0.0.1)', () => {
     );
     const flat = results.flat();
     expect(flat.every((r) => r.status === 200)).toBe(true);
-    expect(flat.filter((r) => r.json!.hookSpecificOutput?.permissionDecision === 'deny')).toHaveLength(80);
+    expect(flat.filter((r) => (r.json!.hookSpecificOutput?.permissionDecision as unknown) === 'deny')).toHaveLength(80);
     expect(count()).toBe(160);
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { painter } from '../../src/cli/io.js';
+import { painter } from '../../src/reports/paint.js';
 import { listDenials } from '../../src/ledger/queries/denials.js';
 import { renderDenials } from '../../src/reports/denials-text.js';
 import { runCli } from '../cli-helpers.js';

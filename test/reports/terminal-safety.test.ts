@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControls, painter } from '../../src/cli/io.js';
-import { table } from '../../src/cli/format.js';
+import { escapeControls } from '../../src/reports/controls.js';
+import { painter } from '../../src/reports/paint.js';
+import { table } from '../../src/reports/format.js';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
 import { createRunner } from '../../src/runner/runner.js';
@@ -132,15 +133,21 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i]!;
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') ((cell += '"'), i++);
-      else if (ch === '"') quoted = false;
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
       else cell += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') (row.push(cell), (cell = ''));
-    else if (ch === '\r' && text[i + 1] === '\n') {
+    else if (ch === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (ch === '\r' && text[i + 1] === '\n') {
       row.push(cell);
       rows.push(row);
-      ((row = []), (cell = ''), i++);
+      row = [];
+      cell = '';
+      i++;
     } else cell += ch;
   }
   return rows;

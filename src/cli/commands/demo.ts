@@ -9,7 +9,8 @@ import { explain } from '../../ledger/queries/explain.js';
 import { renderDemoSummary } from '../../reports/demo-text.js';
 import { createRunner } from '../../runner/runner.js';
 import { boolFlag, stringFlag, type Command } from '../command.js';
-import { painter, useColour, writeJson, writeReport } from '../io.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 /** The demo writes its own file unless told otherwise, so it never mixes into a real ledger. */
 const DEFAULT_DEMO_DB = 'hookledger-demo.db';

@@ -4,7 +4,8 @@ import { renderDenialGroups, renderDenials } from '../../reports/denials-text.js
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { filterFromFlags, filterOptions, FILTER_USAGE, pageFromFlags, pageOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson, writeReport } from '../io.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 const { decision: _decision, ...denialFilterOptions } = filterOptions;
 

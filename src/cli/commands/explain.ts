@@ -3,7 +3,8 @@ import { explain } from '../../ledger/queries/explain.js';
 import { renderExplanation } from '../../reports/explain-text.js';
 import { boolFlag, ledgerOptions, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
-import { painter, useColour, writeJson, writeReport } from '../io.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 export const command: Command = {
   summary: 'why an invocation was decided as it was (by id or tool_use_id)',

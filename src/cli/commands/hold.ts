@@ -3,7 +3,7 @@ import { listHolds, placeHold, releaseHold } from '../../ledger/holds.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { namingFlag } from '../flag-errors.js';
-import { formatTime, table } from '../format.js';
+import { formatTime, table } from '../../reports/format.js';
 import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {

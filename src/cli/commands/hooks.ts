@@ -5,7 +5,8 @@ import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js
 import { openLedgerFor } from '../context.js';
 import { wholeNumber } from '../filter-flags.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
-import { painter, useColour, writeJson, writeReport } from '../io.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 export const command: Command = {
   summary: 'hook health: runs, decisions, failures, timeouts, p50/p95/max duration',

@@ -4,7 +4,7 @@ import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js
 import { openLedgerFor } from '../context.js';
 import { namingFlag } from '../flag-errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
-import { formatDuration, formatTime, table } from '../format.js';
+import { formatDuration, formatTime, table } from '../../reports/format.js';
 import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {

@@ -7,7 +7,8 @@ import { renderReplayRun, renderReplayRunList } from '../../reports/replay-text.
 import { boolFlag, configOption, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor } from '../context.js';
 import { DECISION_USAGE, FILTER_USAGE, filterFromFlags, filterOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson, type CliIo, writeReport } from '../io.js';
+import { useColour, writeJson, type CliIo, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 /** Changes shown in text output unless --all (JSON always has them all). */
 const TEXT_CHANGES = 20;

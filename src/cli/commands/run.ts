@@ -6,7 +6,8 @@ import { renderReport } from '../../reports/report-text.js';
 import { parseInvocation } from '../../runner/runner.js';
 import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, type Command } from '../command.js';
 import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
-import { painter, readAll, useColour, writeJson, type CliIo, writeReport } from '../io.js';
+import { readAll, useColour, writeJson, type CliIo, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 export const command: Command = {
   summary: 'decide one invocation (JSON file or stdin) and record it',

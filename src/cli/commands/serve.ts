@@ -1,9 +1,15 @@
 import { resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
+import { setCommandWorkspace } from '../../runtimes/command.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
+import { isPostgresUrl } from '../../ledger/postgres/url.js';
+import { resolveLedgerPath } from '../../ledger/paths.js';
 import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
+import type { CliIo } from '../io.js';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 const DEFAULT_PORT = 8377;
 const DEFAULT_DRAIN_MS = 5000;
@@ -11,7 +17,7 @@ const DEFAULT_DRAIN_MS = 5000;
 export const command: Command = {
   summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
   usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
-        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--json] [--otel URL]
+        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json] [--otel URL]
 
   One long-lived process: no process start per tool call. Routes (all but /healthz need
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
@@ -27,6 +33,9 @@ export const command: Command = {
   --on-error  what /claude answers for a blocking event hookledger cannot decide (default deny)
   --max-body-bytes  larger bodies get 413 (default ${DEFAULT_MAX_BODY_BYTES})
   --drain-ms  on SIGINT/SIGTERM, wait this long for requests and background hooks (default ${DEFAULT_DRAIN_MS})
+  --central   a server many machines call: a payload's cwd is recorded as data only; command hooks
+              run in --workspace and see it as CLAUDE_PROJECT_DIR (default with a postgres:// ledger)
+  --workspace where command hooks run in central mode (default: the hook set file's directory)
   --json      print the address and token file as one JSON line on stdout once listening
 ${OTEL_USAGE}`,
   options: {
@@ -39,6 +48,8 @@ ${OTEL_USAGE}`,
     'on-error': { type: 'string' },
     'max-body-bytes': { type: 'string' },
     'drain-ms': { type: 'string' },
+    central: { type: 'boolean' },
+    workspace: { type: 'string' },
   },
   async run(args, io) {
     const port = intFlag(args, 'port', DEFAULT_PORT, 0, 65_535);
@@ -49,6 +60,8 @@ ${OTEL_USAGE}`,
     if (problem) throw new UsageError(problem);
 
     const hookSet = await hookSetFor(args, io);
+    const workspace = centralWorkspace(args, io);
+    if (workspace) setCommandWorkspace({ kind: 'central', dir: workspace });
     const ledger = openLedgerFor(args, io);
     try {
       const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
@@ -114,4 +127,20 @@ function intFlag(args: CommandArgs, name: string, fallback: number, min: number,
 
 function isLoopback(host: string): boolean {
   return host === '127.0.0.1' || host === '::1' || host.startsWith('127.') || host === 'localhost';
+}
+
+/**
+ * The directory command hooks run in when serving centrally (`--central`, or a PostgreSQL
+ * ledger: many machines share it), else null. Default: the hook set file's directory.
+ */
+function centralWorkspace(args: CommandArgs, io: CliIo): string | null {
+  const central = boolFlag(args, 'central') || isPostgresUrl(resolveLedgerPath(stringFlag(args, 'db'), io.env).path);
+  const explicit = stringFlag(args, 'workspace');
+  if (!central) {
+    if (explicit !== undefined) throw new UsageError('--workspace applies only to a central server (--central or a postgres:// ledger)');
+    return null;
+  }
+  const dir = resolve(explicit ?? dirname(resolve(stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG ?? '.')));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--workspace ${dir} is not a directory`);
+  return dir;
 }

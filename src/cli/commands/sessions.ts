@@ -4,7 +4,8 @@ import { UsageError } from '../../domain/errors.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { filterFromFlags, filterOptions, FILTER_USAGE, DECISION_USAGE, pageFromFlags, pageOptions } from '../filter-flags.js';
-import { painter, useColour, writeJson, writeReport } from '../io.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter } from '../../reports/paint.js';
 
 export const command: Command = {
   summary: 'sessions with their counts, or one session as a timeline',

@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { assertIntact, readAnchor, verifyLedger, writeAnchor, type VerifyReport } from '../../ledger/verify.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
-import { formatDuration, table } from '../format.js';
-import { painter, useColour, writeJson, type Paint, writeReport } from '../io.js';
+import { formatDuration, table } from '../../reports/format.js';
+import { useColour, writeJson, writeReport } from '../io.js';
+import { painter, type Paint } from '../../reports/paint.js';
 
 export const command: Command = {
   summary: 'check the tamper-evidence chain; exit 5 when a record was changed, inserted or removed',

@@ -43,19 +43,30 @@ export function explain(ledger: Ledger, ref: number | string): Explanation {
   if (!row) {
     throw new NotFoundError(`no invocation with id or tool_use_id "${ref}" in ${ledger.path}`);
   }
-  const hookSet = prepared<[number], { id: number; name: string; version: string; fingerprint: string; strategy: string }>(
+  const hookSet = prepared<[number], Explanation['hookSet']>(
     ledger,
     'SELECT id, name, version, fingerprint, strategy FROM hook_sets WHERE id = ?',
   ).get(row.hook_set_id)!;
-  const outcomes = prepared<[number], OutcomeRow>(ledger, `SELECT * FROM outcomes WHERE invocation_id = ? ORDER BY ${OUTCOME_ORDER}`)
-    .all(row.id)
-    .map(outcomeFromRow);
+  const outcomes = prepared<[number], OutcomeRow>(ledger, `SELECT * FROM outcomes WHERE invocation_id = ? ORDER BY ${OUTCOME_ORDER}`).all(
+    row.id,
+  );
   const related = row.tool_use_id
-    ? prepared<[string, number], { id: number; point: string; decision: string | null }>(
+    ? prepared<[string, number], Explanation['related'][number]>(
         ledger,
         'SELECT id, point, decision FROM invocations WHERE tool_use_id = ? AND id != ? ORDER BY id',
       ).all(row.tool_use_id, row.id)
     : [];
+  return explanationFrom(row, hookSet, outcomes, related);
+}
+
+/** The explanation from the rows read (shared by both engines; PostgreSQL's queries live in ledger/postgres/). */
+export function explanationFrom(
+  row: InvocationRow,
+  hookSet: Explanation['hookSet'],
+  outcomeRows: OutcomeRow[],
+  related: Explanation['related'],
+): Explanation {
+  const outcomes = outcomeRows.map(outcomeFromRow);
   return {
     invocation: invocationSummaryFromRow(row),
     hookSet,

@@ -1,6 +1,7 @@
 /** Formatting shared by the text reports. */
-import { escapeControls } from './io.js';
+import { escapeControls } from './controls.js';
 import { oneLine } from '../domain/text.js';
+import { SGR_SEQUENCE } from './paint.js';
 
 /** µs → a short human duration: 850µs, 12.3ms, 4.20s. */
 export function formatDuration(us: number | null): string {
@@ -81,7 +82,7 @@ export function table(header: string[], rows: string[][], width = 80, options: T
 function cut(text: string, max: number): string {
   let out = '';
   let shown = 0;
-  for (const part of text.split(/(\u001b\[[0-9;]*m)/)) {
+  for (const part of text.split(SGR_SPLIT)) {
     if (part.startsWith('\u001b[')) out += part;
     else if (shown < max - 1) {
       const chars = [...part].slice(0, max - 1 - shown);
@@ -89,11 +90,12 @@ function cut(text: string, max: number): string {
       shown += chars.length;
     }
   }
-  return out.replace(/((?:\u001b\[[0-9;]*m)*)$/, '…$1');
+  return out.replace(TRAILING_SGR, '…$1');
 }
 
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;]*m/g;
+const SGR_SPLIT = new RegExp(`(${SGR_SEQUENCE.source})`);
+const TRAILING_SGR = new RegExp(`((?:${SGR_SEQUENCE.source})*)$`);
+const ANSI = new RegExp(SGR_SEQUENCE.source, 'g');
 function visibleLength(text: string): number {
   return [...text.replace(ANSI, '')].length;
 }

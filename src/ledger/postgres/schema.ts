@@ -1,0 +1,189 @@
+import { sql, type SQL } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  customType,
+  foreignKey,
+  index,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  type AnyPgColumn,
+  type PgColumnBuilderBase,
+  type PgTableWithColumns,
+} from 'drizzle-orm/pg-core';
+import { getTableConfig, type SQLiteColumn, type SQLiteTable } from 'drizzle-orm/sqlite-core';
+import * as sqlite from '../schema.js';
+
+/**
+ * The PostgreSQL ledger's tables, derived from the SQLite schema (src/ledger/schema.ts) so that
+ * the data model is described once: every table, column, nullability, default, index (with its
+ * partial-index condition), foreign key and composite key is read from the SQLite table and
+ * rebuilt with pg-core. Only what PostgreSQL needs differently is stated here:
+ *
+ * - integers are `bigint` (times are ms since the epoch, durations µs: beyond 32 bits), read as
+ *   JS numbers; an autoincrement key is an identity column;
+ * - `{ mode: 'boolean' }` integers are `boolean`; blobs are `bytea`;
+ * - the tamper-evidence chain has one chain per writer (`writer_id` in the key), so that writers
+ *   on different machines never wait for one chain head;
+ * - `invocations.writer_id` names the writer whose lease decides when its `running` rows are
+ *   interrupted (a pid means nothing on another host);
+ * - `writers` (PostgreSQL only): each writer's chain head and lease.
+ *
+ * drizzle-kit generates migrations/postgres/ from this file (drizzle.pg.config.ts).
+ */
+
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
+type Columns = Record<string, PgColumnBuilderBase>;
+
+/** A PostgreSQL table derived from a SQLite one; columns keyed by their TypeScript names. */
+export type DerivedTable = PgTableWithColumns<{
+  name: string;
+  schema: undefined;
+  columns: Record<string, AnyPgColumn>;
+  dialect: 'pg';
+}>;
+
+interface Extra {
+  /** Columns PostgreSQL has in addition, by TypeScript name. */
+  columns?: Columns;
+  /** Replaces the SQLite primary key (column names). */
+  primaryKey?: string[];
+  /** Replaces SQLite unique indexes of these names (column names). */
+  uniqueIndexes?: Record<string, string[]>;
+  /** Additional indexes (column names, optional partial-index condition). */
+  indexes?: Record<string, { columns: string[]; where?: SQL }>;
+}
+
+/** Tables derived so far, with their column-name → TypeScript-key maps (foreign keys point at them). */
+const derived = new Map<SQLiteTable, { table: DerivedTable; keyOf: Map<string, string> }>();
+
+function columnFor(column: SQLiteColumn, primaryKeyReplaced: boolean): PgColumnBuilderBase {
+  const name = column.name;
+  let builder;
+  switch (column.columnType) {
+    case 'SQLiteInteger':
+      builder = bigint(name, { mode: 'number' });
+      break;
+    case 'SQLiteBoolean':
+      builder = boolean(name);
+      break;
+    case 'SQLiteText':
+      builder = text(name);
+      break;
+    case 'SQLiteBlobBuffer':
+      builder = bytea(name);
+      break;
+    default:
+      throw new Error(`no PostgreSQL type for SQLite column ${name} (${column.columnType}): add one in ledger/postgres/schema.ts`);
+  }
+  const autoIncrement = (column as unknown as { autoIncrement?: boolean }).autoIncrement === true;
+  if (column.primary && !primaryKeyReplaced) {
+    const key = builder.primaryKey();
+    return autoIncrement && column.columnType === 'SQLiteInteger'
+      ? (key as ReturnType<ReturnType<typeof bigint>['primaryKey']>).generatedByDefaultAsIdentity()
+      : key;
+  }
+  if (column.notNull) builder = builder.notNull();
+  if (column.hasDefault && column.default !== undefined) builder = builder.default(column.default as never);
+  return builder;
+}
+
+/** Rebuilds a SQLite table in pg-core (see the file comment), with PostgreSQL's additions. */
+function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
+  const config = getTableConfig(source);
+  const keyOf = new Map<string, string>();
+  const columns: Columns = {};
+  for (const [key, column] of Object.entries(source) as [string, unknown][]) {
+    if (!config.columns.includes(column as SQLiteColumn)) continue;
+    const c = column as SQLiteColumn;
+    keyOf.set(c.name, key);
+    columns[key] = columnFor(c, extra.primaryKey !== undefined);
+  }
+  for (const [key, builder] of Object.entries(extra.columns ?? {})) {
+    columns[key] = builder;
+    keyOf.set((builder as unknown as { config: { name: string } }).config.name, key);
+  }
+  const table = pgTable(config.name, columns, (t) => {
+    const col = (name: string) => {
+      const column = (t as Record<string, AnyPgColumn>)[keyOf.get(name) ?? ''];
+      if (!column) throw new Error(`derived table ${config.name} has no column ${name}`);
+      return column;
+    };
+    const cols = (names: string[]) => names.map(col) as [AnyPgColumn, ...AnyPgColumn[]];
+    const constraints = [];
+    for (const ix of config.indexes) {
+      const name = ix.config.name;
+      const names = ix.config.columns.map((c) => (c as SQLiteColumn).name);
+      const replaced = extra.uniqueIndexes?.[name];
+      let built = (ix.config.unique ? uniqueIndex(name) : index(name)).on(...cols(replaced ?? names));
+      if (ix.config.where) built = built.where(ix.config.where as SQL);
+      constraints.push(built);
+    }
+    for (const [name, ix] of Object.entries(extra.indexes ?? {})) {
+      const built = index(name).on(...cols(ix.columns));
+      constraints.push(ix.where ? built.where(ix.where) : built);
+    }
+    for (const fk of config.foreignKeys) {
+      const ref = fk.reference();
+      const target = derived.get(ref.foreignTable as SQLiteTable);
+      if (!target) throw new Error(`derive ${getTableConfig(ref.foreignTable as SQLiteTable).name} before ${config.name}`);
+      let built = foreignKey({
+        name: fk.getName(),
+        columns: cols(ref.columns.map((c) => c.name)),
+        foreignColumns: ref.foreignColumns.map(
+          (c) => (target.table as unknown as Record<string, AnyPgColumn>)[target.keyOf.get(c.name)!]!,
+        ) as [AnyPgColumn, ...AnyPgColumn[]],
+      });
+      if (fk.onDelete) built = built.onDelete(fk.onDelete);
+      constraints.push(built);
+    }
+    const key = extra.primaryKey ?? config.primaryKeys[0]?.columns.map((c) => c.name);
+    if (key && (extra.primaryKey || config.primaryKeys.length > 0)) constraints.push(primaryKey({ columns: cols(key) }));
+    return constraints;
+  }) as unknown as DerivedTable;
+  derived.set(source, { table, keyOf });
+  return table;
+}
+
+export const hookSets = derive(sqlite.hookSets);
+
+export const invocations = derive(sqlite.invocations, {
+  columns: { writerId: text('writer_id').notNull() },
+  // Recovery looks up a dead writer's running rows; the SQLite partial index on status serves the rest.
+  indexes: { invocations_running_writer: { columns: ['writer_id'], where: sql`status = 'running'` } },
+});
+
+export const outcomes = derive(sqlite.outcomes);
+export const replayRuns = derive(sqlite.replayRuns);
+export const replayResults = derive(sqlite.replayResults);
+
+export const chain = derive(sqlite.chain, {
+  columns: { writerId: text('writer_id').notNull() },
+  primaryKey: ['writer_id', 'seq'],
+});
+
+export const legalHolds = derive(sqlite.legalHolds);
+export const pruneCheckpoints = derive(sqlite.pruneCheckpoints);
+export const healthRollups = derive(sqlite.healthRollups);
+export const healthRollupHours = derive(sqlite.healthRollupHours);
+export const healthRollupState = derive(sqlite.healthRollupState);
+/** Derived like the rest; on PostgreSQL nothing maintains it yet (SQLite keeps it with triggers). */
+export const sessionSummaries = derive(sqlite.sessionSummaries);
+
+/**
+ * One row per writer: a process or group of processes that appends one tamper-evidence chain
+ * (ledger/postgres/writer.ts). Its chain head lives here so that the commit of a record locks
+ * this row, not a table; its lease says until when it is known alive.
+ */
+export const writers = pgTable('writers', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  headSeq: bigint('head_seq', { mode: 'number' }).notNull().default(0),
+  headHash: text('head_hash').notNull(),
+  createdAt: bigint('created_at', { mode: 'number' }).notNull(),
+  /** ms since the epoch until which the writer is known alive; after it, its `running` rows may be interrupted. */
+  leaseUntil: bigint('lease_until', { mode: 'number' }).notNull(),
+});

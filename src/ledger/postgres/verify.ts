@@ -1,0 +1,323 @@
+import type pg from 'pg';
+import {
+  GENESIS_HASH,
+  INVOCATION_SELECT,
+  invocationEntry,
+  linkHash,
+  OUTCOME_ID,
+  OUTCOME_SELECT,
+  OUTCOME_STATUS,
+  outcomeEntry,
+  OUTCOMES_OF_INVOCATION_SELECT,
+  parseRowsText,
+  RESULT_COLUMNS,
+  type RawRow,
+  type RowEntry,
+} from '../integrity.js';
+import type { IntegrityProblem } from '../verify.js';
+
+/** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
+export interface PostgresIntegrityProblem extends IntegrityProblem {
+  writer: string | null;
+}
+
+/** One writer's chain as verify found it. */
+export interface WriterChain {
+  writer: string;
+  links: number;
+  head: { seq: number; hash: string };
+}
+
+/** What `verifyPostgres` reports: as SQLite's verify, per writer. */
+export interface PostgresVerifyReport {
+  ok: boolean;
+  location: string;
+  links: number;
+  records: { invocations: number; backgroundOutcomes: number };
+  uncommitted: number;
+  writers: WriterChain[];
+  problems: PostgresIntegrityProblem[];
+  problemCount: number;
+  durationMs: number;
+}
+
+type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
+
+/** `?` placeholders as PostgreSQL's `$1`, and `decisive` as the 0/1 the chain encodes (PostgreSQL stores a boolean). */
+function pgSelect(sqliteText: string): string {
+  return sqliteText.replace('?', '$1').replace(/\bdecisive,/, 'decisive::int,');
+}
+const SELECT_INVOCATION = pgSelect(INVOCATION_SELECT);
+const SELECT_OUTCOMES = pgSelect(OUTCOMES_OF_INVOCATION_SELECT);
+const SELECT_OUTCOME = pgSelect(OUTCOME_SELECT);
+
+/**
+ * Checks every writer's tamper-evidence chain: walks each writer's links in seq order,
+ * recomputes each hash from the rows it covers and the writer's previous link (the encoding of
+ * ledger/integrity.ts, as on SQLite), checks the writer's recorded head, then looks for rows no
+ * link covers. One REPEATABLE READ snapshot, so writers carry on meanwhile. Every problem names
+ * the writer it belongs to; the first is the first broken record of the first broken chain.
+ * Prune checkpoints are not handled yet (prune does not run on PostgreSQL).
+ */
+export async function verifyPostgres(
+  pool: pg.Pool,
+  location: string,
+  options: { batchSize?: number; maxProblems?: number } = {},
+): Promise<PostgresVerifyReport> {
+  const started = Date.now();
+  const batchSize = options.batchSize ?? 1000;
+  const maxProblems = options.maxProblems ?? 100;
+  const problems: PostgresIntegrityProblem[] = [];
+  let problemCount = 0;
+  const report = (p: PostgresIntegrityProblem) => {
+    problemCount++;
+    if (problems.length < maxProblems) problems.push(p);
+  };
+  const client = await pool.connect();
+  const rows = async (text: string, values: unknown[]): Promise<RawRow[]> =>
+    (await client.query<RawRow>({ text, values, rowMode: 'array' })).rows;
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const records = { invocations: 0, backgroundOutcomes: 0 };
+    const writers: WriterChain[] = [];
+    let links = 0;
+    const writerRows = await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', []);
+    const chainWriters = (await rows('SELECT DISTINCT writer_id FROM chain ORDER BY writer_id', [])).map((r) => r[0] as string);
+    const known = new Set(writerRows.map((r) => r[0] as string));
+    for (const writer of chainWriters)
+      if (!known.has(writer))
+        report({
+          kind: 'removed',
+          table: 'chain',
+          id: 0,
+          seq: null,
+          writer,
+          detail: `writer ${writer} has chain links but no writers row (its head was deleted)`,
+        });
+
+    for (const [writer, headSeq, headHash] of [...writerRows, ...chainWriters.filter((w) => !known.has(w)).map((w) => [w, null, null])] as [
+      string,
+      number | null,
+      string | null,
+    ][]) {
+      let prev = { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain' as IntegrityProblem['table'], id: 0 };
+      let count = 0;
+      for (;;) {
+        const batch = (await rows(
+          'SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE writer_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+          [writer, prev.seq, batchSize],
+        )) as LinkRow[];
+        if (batch.length === 0) break;
+        for (const [seq, kind, refId, prevHash, hash, at, rowsText] of batch) {
+          count++;
+          let expected = prev.hash;
+          if (seq !== prev.seq + 1) {
+            report({
+              kind: 'removed',
+              table: 'chain',
+              id: prev.seq + 1,
+              seq: prev.seq + 1,
+              writer,
+              detail: `writer ${writer}: chain links ${prev.seq + 1}..${seq - 1} are missing (records deleted with their links)`,
+            });
+            expected = prevHash;
+          }
+          if (prevHash !== expected) {
+            report({
+              kind: 'changed',
+              table: prev.table,
+              id: prev.id,
+              seq: prev.seq,
+              writer,
+              detail: `writer ${writer}: ${prev.label}: its link ${prev.seq} was rewritten or replaced (link ${seq} does not follow it)`,
+            });
+          }
+          const ref = await checkLink(writer, kind, refId, seq, prevHash, hash, at, rowsText);
+          prev = { seq, hash, ...ref };
+        }
+      }
+      links += count;
+      if (headSeq !== null && (headSeq !== prev.seq || headHash !== prev.hash)) {
+        report({
+          kind: headSeq > prev.seq ? 'removed' : 'changed',
+          table: 'chain',
+          id: headSeq,
+          seq: headSeq,
+          writer,
+          detail: `writer ${writer}: its recorded head is link ${headSeq} but the chain ends at link ${prev.seq}${headSeq > prev.seq ? ' (the last links were deleted)' : ''}`,
+        });
+      }
+      writers.push({ writer, links: count, head: { seq: prev.seq, hash: prev.hash } });
+    }
+
+    async function checkLink(
+      writer: string,
+      kind: string,
+      refId: number,
+      seq: number,
+      prevHash: string,
+      hash: string,
+      at: number,
+      rowsText: string,
+    ): Promise<{ label: string; table: IntegrityProblem['table']; id: number }> {
+      if (kind === 'invocation') {
+        records.invocations++;
+        const [row] = await rows(SELECT_INVOCATION, [refId]);
+        if (!row) {
+          report({
+            kind: 'removed',
+            table: 'invocations',
+            id: refId,
+            seq,
+            writer,
+            detail: `writer ${writer}: invocation #${refId} (link ${seq}) is gone`,
+          });
+          return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+        }
+        const stored = parseRowsText(rowsText);
+        const outcomes = await rows(SELECT_OUTCOMES, [refId]);
+        const entries: RowEntry[] = [invocationEntry(row)];
+        for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
+        if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) {
+          diagnose(writer, refId, seq, stored, entries);
+          return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+        }
+        for (const o of outcomes) {
+          const id = o[OUTCOME_ID] as number;
+          if (!stored.get(`o${id}`)?.pending) continue;
+          if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1`, [id])).length > 0) continue;
+          const status = o[OUTCOME_STATUS] as string;
+          const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
+          if ((status !== 'pending' && status !== 'interrupted') || filled.length > 0) {
+            report({
+              kind: 'changed',
+              table: 'outcomes',
+              id,
+              seq,
+              writer,
+              detail: `writer ${writer}: background outcome #${id} of invocation #${refId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
+            });
+          }
+        }
+        return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+      }
+      if (kind === 'background') {
+        records.backgroundOutcomes++;
+        const [row] = await rows(SELECT_OUTCOME, [refId]);
+        if (!row)
+          report({
+            kind: 'removed',
+            table: 'outcomes',
+            id: refId,
+            seq,
+            writer,
+            detail: `writer ${writer}: background outcome #${refId} (link ${seq}) is gone`,
+          });
+        else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash)
+          report({
+            kind: 'changed',
+            table: 'outcomes',
+            id: refId,
+            seq,
+            writer,
+            detail: `writer ${writer}: background outcome #${refId} differs from what was committed (link ${seq})`,
+          });
+        return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
+      }
+      report({
+        kind: 'changed',
+        table: 'chain',
+        id: seq,
+        seq,
+        writer,
+        detail: `writer ${writer}: link ${seq} has an unknown kind "${kind}"`,
+      });
+      return { label: `link ${seq}`, table: 'chain', id: seq };
+    }
+
+    function diagnose(
+      writer: string,
+      invocationId: number,
+      seq: number,
+      stored: ReturnType<typeof parseRowsText>,
+      entries: RowEntry[],
+    ): void {
+      const found: PostgresIntegrityProblem[] = [];
+      const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
+      for (const [label, was] of stored) {
+        const now = current.get(label);
+        const id = Number(label.slice(1));
+        const table = label.startsWith('i') ? 'invocations' : 'outcomes';
+        const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
+        if (!now) found.push({ kind: 'removed', table, id, seq, writer, detail: `writer ${writer}: ${what} is gone (link ${seq})` });
+        else if (now.check !== was.check)
+          found.push({
+            kind: 'changed',
+            table,
+            id,
+            seq,
+            writer,
+            detail: `writer ${writer}: ${what} differs from what was committed (link ${seq})`,
+          });
+      }
+      for (const [label] of current) {
+        if (stored.has(label)) continue;
+        const id = Number(label.slice(1));
+        found.push({
+          kind: 'inserted',
+          table: 'outcomes',
+          id,
+          seq,
+          writer,
+          detail: `writer ${writer}: outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
+        });
+      }
+      if (found.length === 0)
+        found.push({
+          kind: 'changed',
+          table: 'invocations',
+          id: invocationId,
+          seq,
+          writer,
+          detail: `writer ${writer}: invocation #${invocationId} or its link ${seq} differs from what was committed`,
+        });
+      found.forEach(report);
+    }
+
+    // Rows no link covers.
+    let uncommitted = 0;
+    for (const [id, status, decision, hasOutcomes, writer] of await rows(
+      `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id), i.writer_id FROM invocations i
+       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
+      [],
+    )) {
+      if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === false) uncommitted++;
+      else
+        report({
+          kind: 'inserted',
+          table: 'invocations',
+          id: id as number,
+          seq: null,
+          writer: writer as string,
+          detail: `invocation #${id as number} (${status as string}, decision ${(decision as string | null) ?? 'none'}) has no chain link: it was not committed by hookledger`,
+        });
+    }
+    await client.query('COMMIT');
+    return {
+      ok: problemCount === 0,
+      location,
+      links,
+      records,
+      uncommitted,
+      writers,
+      problems,
+      problemCount,
+      durationMs: Date.now() - started,
+    };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,70 @@
+import { getTableConfig } from 'drizzle-orm/sqlite-core';
+import { describe, expect, it } from 'vitest';
+import { LedgerError } from '../../src/domain/errors.js';
+import { connectPostgres } from '../../src/ledger/postgres/open.js';
+import * as sqliteSchema from '../../src/ledger/schema.js';
+import { adminSql, freshDatabase } from './support.js';
+
+const migrationFiles = 2;
+
+describe('PostgreSQL schema and migrations', () => {
+  it('creates every SQLite table with the same columns (plus the PostgreSQL-only writer bookkeeping)', async () => {
+    const { name, url } = await freshDatabase();
+    const ledger = await connectPostgres({ url });
+    await ledger.close();
+    const columns = await adminSql<{ table_name: string; column_name: string }>(
+      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position`,
+      name,
+    );
+    const byTable = new Map<string, string[]>();
+    for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
+    for (const table of Object.values(sqliteSchema)) {
+      const config = getTableConfig(table);
+      const expected = config.columns.map((c) => c.name);
+      const extra = { invocations: ['writer_id'], chain: ['writer_id'] }[config.name] ?? [];
+      expect(byTable.get(config.name), config.name).toEqual([...expected, ...extra]);
+    }
+    expect(byTable.get('writers')).toEqual(['id', 'host', 'head_seq', 'head_hash', 'created_at', 'lease_until']);
+    const indexes = await adminSql<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'invocations'`,
+      name,
+    );
+    // Partial indexes keep their condition.
+    expect(indexes.find((i) => i.indexname === 'invocations_deny_tool')?.indexdef).toMatch(/WHERE \(decision = 'deny'::text\)$/);
+  });
+
+  it('concurrent first starts are safe: the schema is applied once', async () => {
+    const { name, url } = await freshDatabase();
+    const ledgers = await Promise.all(Array.from({ length: 6 }, () => connectPostgres({ url, poolSize: 2 })));
+    await Promise.all(ledgers.map((l) => l.close()));
+    expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual([
+      { idx: 0, tag: '0000_init' },
+      { idx: 1, tag: '0001_session_summaries' },
+    ]);
+    // Up to date: a later open applies nothing and changes nothing.
+    const again = await connectPostgres({ url });
+    await again.close();
+    expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
+  });
+
+  it('a ledger written by an older version migrates', async () => {
+    const { name, url } = await freshDatabase();
+    await (await connectPostgres({ url })).close();
+    // Back to what the first release wrote: only 0000_init applied.
+    await adminSql(`DROP TABLE session_summaries; DELETE FROM hookledger_migrations WHERE idx > 0`, name);
+    await (await connectPostgres({ url })).close();
+    expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
+    expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
+  });
+
+  it('refuses a ledger written by a newer hookledger, in one line', async () => {
+    const { name, url } = await freshDatabase();
+    await (await connectPostgres({ url })).close();
+    await adminSql(`INSERT INTO hookledger_migrations VALUES (99, '0099_future', 0)`, name);
+    const error = await connectPostgres({ url }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LedgerError);
+    expect((error as LedgerError).message).toMatch(
+      /^the ledger was written by a newer hookledger \(schema 3, this one knows 2\); upgrade hookledger$/,
+    );
+  });
+});

@@ -29,7 +29,7 @@ export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', '
 }
 
 /** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.mjs, from src/cli/<name>-bin.ts. */
-export const HOOK_BUNDLES = ['claude', 'codex', 'gemini'] as const;
+export const HOOK_BUNDLES = ['claude', 'codex', 'gemini', 'meerkat'] as const;
 
 /** Builds one agent's bundle (see {@link buildClaudeBundle}). */
 export async function buildHookBundle(

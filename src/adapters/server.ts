@@ -13,6 +13,8 @@ import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
 import { claudeHttpBody, unknownEventHttpBody } from './claude-output.js';
+import { answerMeerkatPayload } from './meerkat.js';
+import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES, meerkatFailureAnswer } from './meerkat-output.js';
 import { oneLine } from '../domain/text.js';
 
 /**
@@ -36,6 +38,8 @@ export interface HookServerOptions {
   /** What the Claude endpoint answers for a blocking event when hookledger cannot decide. Default deny. */
   onError?: OnErrorPolicy;
   maxBodyBytes?: number;
+  /** meerkat's `[hooks] payload_max_bytes` for POST /meerkat: larger invocations are refused, answers kept under it. Default 128 KiB. */
+  meerkatPayloadMaxBytes?: number;
   /** Receives one line per problem worth an operator's attention (never per request). */
   log?: (line: string) => void;
   /** GET /metrics (behind the bearer token like every route but /healthz): Prometheus exposition text. */
@@ -72,6 +76,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
   const { runner, ledger } = options;
   const policy = options.onError ?? 'deny';
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const meerkatLimits = { policy, payloadMaxBytes: options.meerkatPayloadMaxBytes ?? MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES };
   const log = options.log ?? (() => {});
   const tokenDigest = digest(options.token);
   let inFlight = 0;
@@ -89,6 +94,11 @@ export function createHookServer(options: HookServerOptions): HookServer {
       if (!expected) log(`hookledger serve: ${req.method} ${req.url}: ${describeThrown(error)}`);
       if (res.headersSent) return res.destroy();
       const failure = errorBody(error);
+      if (isMeerkatHookCall(req)) {
+        // meerkat fails the whole agent run on any non-2xx: answer 200 under the error policy.
+        log(`hookledger serve: ${req.method} ${req.url}: ${failure.message}`);
+        return sendJson(res, 200, meerkatFailureAnswer(failure.message, policy, meerkatLimits.payloadMaxBytes));
+      }
       if (!isClaudeHookCall(req)) return sendJson(res, failure.status, { error: { code: failure.code, message: failure.message } });
       // A Claude Code hook call is answered 200 in Claude's format under the error policy
       // (the event is unknown): Claude Code reads any error status as a non-blocking error
@@ -131,6 +141,18 @@ export function createHookServer(options: HookServerOptions): HookServer {
       if (answer.stderr !== null && answer.exitCode !== 2 && answer.stderr.startsWith('hookledger:')) log(answer.stderr);
       return sendJson(res, 200, claudeHttpBody(answer));
     }
+    if (path === '/meerkat' || path === '/v1/meerkat') {
+      requireMethod(req, 'POST');
+      const payload = await readJsonBody(
+        req,
+        res,
+        meerkatLimits.payloadMaxBytes,
+        '[hooks] payload_max_bytes (serve --meerkat-payload-max-bytes)',
+      );
+      const outcome = await answerMeerkatPayload(runner, payload, meerkatLimits, 'body');
+      if (outcome.problem !== null) log(`hookledger serve: POST /meerkat: ${outcome.problem}`);
+      return sendJson(res, 200, outcome.answer);
+    }
     if (path === '/v1/invocations') {
       requireMethod(req, 'POST');
       const body = await readJsonBody(req, res);
@@ -168,7 +190,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
     throw new HttpError(
       404,
       'not_found',
-      `no route ${req.method} ${path} (routes: POST /claude, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /metrics, GET /healthz)`,
+      `no route ${req.method} ${path} (routes: POST /claude, POST /meerkat, POST /v1/invocations, GET /v1/invocations/:id, GET /v1/denials, GET /metrics, GET /healthz)`,
     );
   }
 
@@ -180,19 +202,24 @@ export function createHookServer(options: HookServerOptions): HookServer {
     return match !== null && timingSafeEqual(digest(match[1]!), tokenDigest);
   }
 
-  async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  async function readJsonBody(
+    req: IncomingMessage,
+    res: ServerResponse,
+    limit = maxBodyBytes,
+    limitName = 'serve --max-body-bytes',
+  ): Promise<unknown> {
     const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
+    if (Number.isFinite(declared) && declared > limit) {
       refuseOversized(req, res);
-      throw new HttpError(413, 'body_too_large', `body: ${declared} bytes exceeds the ${maxBodyBytes}-byte limit (serve --max-body-bytes)`);
+      throw new HttpError(413, 'body_too_large', `body: ${declared} bytes exceeds the ${limit}-byte limit (${limitName})`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > maxBodyBytes) {
+      if (size > limit) {
         refuseOversized(req, res);
-        throw new HttpError(413, 'body_too_large', `body: exceeds the ${maxBodyBytes}-byte limit (serve --max-body-bytes)`);
+        throw new HttpError(413, 'body_too_large', `body: exceeds the ${limit}-byte limit (${limitName})`);
       }
       chunks.push(chunk);
     }
@@ -291,6 +318,12 @@ function statusFor(error: HookledgerError): number {
 function errorBody(error: unknown): { status: number; code: string; message: string } {
   if (error instanceof HookledgerError) return { status: statusFor(error), code: error.code, message: error.message };
   return { status: 500, code: 'internal', message: `internal error: ${describeThrown(error)}` };
+}
+
+/** A meerkat http hook's request: POST to the meerkat endpoint. */
+function isMeerkatHookCall(req: IncomingMessage): boolean {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  return req.method === 'POST' && (path === '/meerkat' || path === '/v1/meerkat');
 }
 
 /** A Claude Code http hook's request: POST to the Claude endpoint. */

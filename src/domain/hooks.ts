@@ -33,6 +33,15 @@ export type Isolation = (typeof ISOLATIONS)[number];
 
 const idSchema = z.string().trim().min(1, 'id must not be blank');
 
+/**
+ * The wire protocol an external hook speaks: Claude Code's (the default: exit 2 denies, JSON
+ * in Claude's shape) or meerkat's (the invocation JSON in, `{"decision": ...}` out, any
+ * non-zero exit a failure), so either agent's hook scripts run unchanged.
+ */
+export const WIRE_PROTOCOLS = ['claude', 'meerkat'] as const;
+export type WireProtocol = (typeof WIRE_PROTOCOLS)[number];
+const protocolSchema = z.enum(WIRE_PROTOCOLS).optional();
+
 const commandSchema = z.union([
   z.string().trim().min(1, 'command must not be blank'),
   z.strictObject({
@@ -41,6 +50,7 @@ const commandSchema = z.union([
     args: z.array(z.string()).optional(),
     env: z.record(z.string(), z.string()).optional(),
     cwd: z.string().optional(),
+    protocol: protocolSchema,
   }),
 ]);
 
@@ -49,6 +59,7 @@ const httpSchema = z.union([
   z.strictObject({
     url: z.url({ protocol: /^https?$/, error: 'http.url must be an http(s) URL' }),
     headers: z.record(z.string(), z.string()).optional(),
+    protocol: protocolSchema,
   }),
 ]);
 
@@ -68,6 +79,8 @@ const hookFieldsSchema = {
   capability: z.enum(CAPABILITIES).optional(),
   timeoutMs: z.number().int('timeoutMs must be an integer').positive('timeoutMs must be positive').max(3_600_000).optional(),
   onFailure: z.enum(FAILURE_POLICIES).optional(),
+  /** false keeps the hook in the set (and its fingerprint) without running it, like meerkat's `enabled = false`. */
+  enabled: z.boolean().optional(),
   description: z.string().optional(),
   command: commandSchema.optional(),
   http: httpSchema.optional(),
@@ -123,8 +136,8 @@ export type HookSetDefinition = z.input<typeof hookSetSchema>;
 /** How a resolved hook is executed. */
 export type RuntimeSpec =
   | { kind: 'in_process'; fn: HookFunction; isolation?: 'worker' }
-  | { kind: 'command'; command: string; args: string[] | null; env: Record<string, string>; cwd: string | null }
-  | { kind: 'http'; url: string; headers: Record<string, string> }
+  | { kind: 'command'; command: string; args: string[] | null; env: Record<string, string>; cwd: string | null; protocol: WireProtocol }
+  | { kind: 'http'; url: string; headers: Record<string, string>; protocol: WireProtocol }
   | { kind: 'worker'; module: string; exportName: string };
 
 /** A validated hook with every default applied. */
@@ -139,6 +152,8 @@ export interface ResolvedHook {
   capability: Capability;
   timeoutMs: number;
   onFailure: FailurePolicy;
+  /** A disabled hook is never selected. */
+  enabled: boolean;
   description: string | null;
   runtime: RuntimeSpec;
 }
@@ -246,6 +261,7 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       capability,
       timeoutMs: hook.timeoutMs ?? defaults.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       onFailure: hook.onFailure ?? (capability === 'guardrail' ? 'deny' : 'allow'),
+      enabled: hook.enabled ?? true,
       description: hook.description ?? null,
       runtime: resolveRuntime(hook, baseDir),
     };
@@ -267,18 +283,20 @@ function resolveRuntime(hook: z.output<typeof hookSchema>, baseDir: string | und
   if (hook.run)
     return hook.isolation === 'worker' ? { kind: 'in_process', fn: hook.run, isolation: 'worker' } : { kind: 'in_process', fn: hook.run };
   if (hook.command !== undefined) {
-    if (typeof hook.command === 'string') return { kind: 'command', command: hook.command, args: null, env: {}, cwd: null };
+    if (typeof hook.command === 'string')
+      return { kind: 'command', command: hook.command, args: null, env: {}, cwd: null, protocol: 'claude' };
     return {
       kind: 'command',
       command: hook.command.command,
       args: hook.command.args ?? null,
       env: hook.command.env ?? {},
       cwd: hook.command.cwd === undefined ? null : baseDir ? resolve(baseDir, hook.command.cwd) : hook.command.cwd,
+      protocol: hook.command.protocol ?? 'claude',
     };
   }
   if (hook.http !== undefined) {
-    if (typeof hook.http === 'string') return { kind: 'http', url: hook.http, headers: {} };
-    return { kind: 'http', url: hook.http.url, headers: hook.http.headers ?? {} };
+    if (typeof hook.http === 'string') return { kind: 'http', url: hook.http, headers: {}, protocol: 'claude' };
+    return { kind: 'http', url: hook.http.url, headers: hook.http.headers ?? {}, protocol: hook.http.protocol ?? 'claude' };
   }
   const worker = hook.worker!;
   const module = baseDir ? resolve(baseDir, worker.module) : worker.module;
@@ -308,6 +326,8 @@ function canonicalForm(set: Omit<HookSet, 'fingerprint' | 'canonical'>): unknown
       capability: h.capability,
       timeoutMs: h.timeoutMs,
       onFailure: h.onFailure,
+      // Only named when off, so hook sets written before the flag keep their fingerprints.
+      ...(h.enabled ? {} : { enabled: false }),
       runtime: canonicalRuntime(h.runtime),
     })),
   };
@@ -318,13 +338,30 @@ function canonicalRuntime(runtime: RuntimeSpec): unknown {
     case 'in_process':
       // Isolation is only named when set, so hook sets written before it keep their fingerprints.
       return { kind: runtime.kind, source: runtime.fn.toString(), ...(runtime.isolation === 'worker' ? { isolation: 'worker' } : {}) };
+    // The protocol is only named when not Claude's, so hook sets written before it keep their fingerprints.
     case 'command':
-      return { kind: runtime.kind, command: runtime.command, args: runtime.args, env: hashedValues(runtime.env), cwd: runtime.cwd };
+      return {
+        kind: runtime.kind,
+        command: runtime.command,
+        args: runtime.args,
+        env: hashedValues(runtime.env),
+        cwd: runtime.cwd,
+        ...protocolField(runtime.protocol),
+      };
     case 'http':
-      return { kind: runtime.kind, url: urlWithHashedQuery(runtime.url), headers: hashedValues(runtime.headers) };
+      return {
+        kind: runtime.kind,
+        url: urlWithHashedQuery(runtime.url),
+        headers: hashedValues(runtime.headers),
+        ...protocolField(runtime.protocol),
+      };
     case 'worker':
       return { kind: runtime.kind, module: runtime.module, export: runtime.exportName };
   }
+}
+
+function protocolField(protocol: WireProtocol): { protocol?: WireProtocol } {
+  return protocol === 'claude' ? {} : { protocol };
 }
 
 /** The redaction rules compile (domain/redaction.ts, the same check the ledger's Redactor makes). */

@@ -127,6 +127,8 @@ export interface ReplayResultDetail {
   point?: string;
   sessionId?: string | null;
   toolName?: string | null;
+  /** The agent that sent the event (`codex`, `gemini-cli` ...). */
+  agent?: string | null;
   /** The original input on one line, cut to 160 characters. */
   input?: string;
   /** The decision compared against: the recording, or the baseline replay with `--baseline`. */

@@ -17,7 +17,7 @@ export function clip(text: string | null, max: number): string {
 
 /**
  * The text form of `hookledger denials`: one aligned line per denial (id for `explain`, time,
- * session, tool, decisive hook), and under it the reason and message, indented.
+ * session, agent, tool, decisive hook), and under it the reason and message, indented.
  */
 export function renderDenials(page: DenialPage, paint: Paint, width = 80): string {
   if (page.rows.length === 0) return 'no denials match';
@@ -25,10 +25,11 @@ export function renderDenials(page: DenialPage, paint: Paint, width = 80): strin
     String(r.invocationId),
     shortTime(r.startedAt),
     clip(r.sessionId, 18),
+    clip(r.agent, 11),
     clip(r.toolName ?? r.point, 12),
     r.decisiveHookId ?? '-',
   ]);
-  const lines = table(['ID', 'WHEN (UTC)', 'SESSION', 'TOOL', 'HOOK'], rows, width).split('\n');
+  const lines = table(['ID', 'WHEN (UTC)', 'SESSION', 'AGENT', 'TOOL', 'HOOK'], rows, width).split('\n');
   const out = [paint('bold', lines[0]!)];
   page.rows.forEach((r, i) => {
     out.push(lines[i + 1]!);
@@ -48,7 +49,7 @@ export function renderDenials(page: DenialPage, paint: Paint, width = 80): strin
 export function renderDenialGroups(g: DenialGroups, paint: Paint, width = 80): string {
   if (g.total === 0) return 'no denials match';
   const max = Math.max(...g.groups.map((x) => x.count));
-  const label = { hook: 'HOOK', tool: 'TOOL', reason: 'REASON', session: 'SESSION', day: 'DAY (UTC)' }[g.groupBy];
+  const label = { hook: 'HOOK', tool: 'TOOL', reason: 'REASON', session: 'SESSION', agent: 'AGENT', day: 'DAY (UTC)' }[g.groupBy];
   const keyWidth = Math.min(36, Math.max(label.length, ...g.groups.map((x) => (x.key ?? '(none)').length)));
   const countWidth = Math.max(5, String(max).length);
   const barWidth = Math.max(5, width - keyWidth - countWidth - 6 - 6);

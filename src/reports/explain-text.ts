@@ -21,6 +21,7 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
   }
   lines.push(`  hook set  ${e.hookSet.name}@${e.hookSet.version} (${e.hookSet.strategy}, ${e.hookSet.fingerprint.slice(0, 12)})`);
   lines.push(`  session   ${inv.sessionId ?? '-'}${inv.turn !== null ? `  turn ${inv.turn}` : ''}`);
+  if (inv.agent !== null) lines.push(`  agent     ${inv.agent}${inv.eventName ? `  event ${inv.eventName}` : ''}`);
   if (inv.toolUseId) lines.push(`  tool use  ${inv.toolUseId}`);
   lines.push(`  at        ${formatTime(inv.startedAt)}  took ${formatDuration(inv.durationUs)}`);
   lines.push('');

@@ -146,7 +146,7 @@ function renderMismatch(c: ReplayResult, paint: Paint): string[] {
 }
 
 function subject(c: ReplayResult): string {
-  const parts = [`session ${c.sessionId ?? '-'}`, c.toolName ?? c.point ?? '-'];
+  const parts = [`session ${c.sessionId ?? '-'}`, ...(c.agent ? [oneLine(c.agent)] : []), c.toolName ?? c.point ?? '-'];
   return `${parts.join('  ')}  ${c.input ?? '-'}`;
 }
 
@@ -199,6 +199,8 @@ function describeSelection(run: ReplayRunSummary): string {
   const parts: string[] = [];
   if (f.sessionId !== undefined) parts.push(`session ${f.sessionId}`);
   if (f.toolName !== undefined) parts.push(`tool ${f.toolName}`);
+  if (f.agent !== undefined) parts.push(`agent ${f.agent}`);
+  if (f.host !== undefined) parts.push(`host ${f.host}`);
   if (f.point !== undefined) parts.push(`point ${f.point}`);
   if (f.hookId !== undefined) parts.push(`decided by ${f.hookId}`);
   if (f.reasonCode !== undefined) parts.push(`reason ${f.reasonCode}`);

@@ -41,7 +41,7 @@ export function renderSessions(page: SessionPage, paint: Paint, width = 80): str
 
 function sessionHeader(s: SessionSummary, paint: Paint): string[] {
   return [
-    `${paint('bold', `Session ${s.sessionId}`)}`,
+    `${paint('bold', `Session ${s.sessionId}`)}${s.agents.length > 0 ? `  (${s.agents.map((a) => oneLine(a)).join(', ')})` : ''}`,
     `  ${shortTime(s.firstSeen)} → ${shortTime(s.lastSeen)} UTC (${span(s.lastSeen - s.firstSeen)})`,
     `  ${s.invocations} events, ${s.denials} denied, ${s.asks} asked, ${s.modified} modified, ` +
       `${s.failures} hook failures, ${s.timeouts} timeouts`,

@@ -24,7 +24,9 @@ export class HookIndex {
     for (const point of POINTS) {
       const registrations = hookSet.hooks
         .filter((hook) => hook.points.includes(point))
-        .map((hook, registrationIndex) => ({ hook, registrationIndex }));
+        .map((hook, registrationIndex) => ({ hook, registrationIndex }))
+        // After numbering: disabling a hook must not renumber the others.
+        .filter(({ hook }) => hook.enabled);
       this.byPoint.set(point, registrations);
     }
   }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import type { Invocation } from '../domain/invocation.js';
 import { readClaudeHookOutput, toClaudePayload, type ProcessOutput } from './claude-wire.js';
+import { readMeerkatHookOutput, toMeerkatPayload } from './meerkat-wire.js';
 import { killProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-groups.js';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
 
@@ -60,9 +61,10 @@ export const commandRuntime: HookRuntime = {
       HOOKLEDGER_REPLAY: ctx.replay ? '1' : '0',
       ...(projectDir !== null ? { CLAUDE_PROJECT_DIR: projectDir } : {}),
     };
+    const meerkat = spec.protocol === 'meerkat';
     let input: string;
     try {
-      input = JSON.stringify(toClaudePayload(invocation, ctx));
+      input = JSON.stringify(meerkat ? toMeerkatPayload(invocation) : toClaudePayload(invocation, ctx));
     } catch (error) {
       throw new HookExecutionFailure(
         'execution_failed',
@@ -75,7 +77,7 @@ export const commandRuntime: HookRuntime = {
     if (output.stdoutOverflowed && (output.exitCode === 0 || output.exitCode === 2)) {
       throw new HookExecutionFailure('invalid_result', 'stdout exceeded 1 MiB');
     }
-    return readClaudeHookOutput(output, invocation.point, hook.id);
+    return meerkat ? readMeerkatHookOutput(output, hook.id) : readClaudeHookOutput(output, invocation.point, hook.id);
   },
 };
 

@@ -1,11 +1,13 @@
 import { parseJsonOutput, readClaudeJsonOutput, stderrExcerpt, toClaudePayload } from './claude-wire.js';
+import { readMeerkatJsonOutput, toMeerkatPayload } from './meerkat-wire.js';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
 
 /** A hook answer never needs more; a larger body is refused rather than buffered. */
 export const HTTP_BODY_LIMIT_BYTES = 1024 * 1024;
 
 /**
- * Runs a hook as an HTTP endpoint, as Claude Code's `http` hooks do: the Claude payload is
+ * Runs a hook as an HTTP endpoint, as Claude Code's `http` hooks do (or, with `protocol:
+ * "meerkat"`, as meerkat's do: the meerkat invocation POSTed, its answer in the 2xx body): the Claude payload is
  * POSTed as JSON; a 2xx body is read like command stdout (empty = no opinion, JSON object =
  * the answer); anything else is a failure. HTTP status alone cannot deny.
  */
@@ -13,12 +15,13 @@ export const httpRuntime: HookRuntime = {
   async execute(hook, invocation, ctx) {
     if (hook.runtime.kind !== 'http') throw new Error(`http runtime given a ${hook.runtime.kind} hook`);
     const { url } = hook.runtime;
+    const meerkat = hook.runtime.protocol === 'meerkat';
     const headers = new Headers({ 'content-type': 'application/json' });
     // Set one by one so a configured Content-Type replaces ours whatever its case.
     for (const [name, value] of Object.entries(hook.runtime.headers)) headers.set(name, value);
     let body: string;
     try {
-      body = JSON.stringify(toClaudePayload(invocation, ctx));
+      body = JSON.stringify(meerkat ? toMeerkatPayload(invocation) : toClaudePayload(invocation, ctx));
     } catch (error) {
       throw new HookExecutionFailure('execution_failed', `could not serialise the invocation for ${url}: ${(error as Error).message}`);
     }
@@ -48,6 +51,12 @@ export const httpRuntime: HookRuntime = {
     }
     if (overflowed) throw new HookExecutionFailure('invalid_result', 'response body exceeded 1 MiB');
     const trimmed = text.trim();
+    if (meerkat) {
+      // meerkat reads every 2xx body as its answer: an empty one is a failure there too.
+      if (trimmed === '')
+        throw new HookExecutionFailure('invalid_result', 'response body is empty (a meerkat hook answers {} for no decision)');
+      return readMeerkatJsonOutput(parseJsonOutput(trimmed, 'response body'), hook.id, 'response body JSON');
+    }
     if (trimmed === '') return undefined;
     return readClaudeJsonOutput(parseJsonOutput(trimmed, 'response body'), invocation.point, hook.id, 'response body JSON');
   },

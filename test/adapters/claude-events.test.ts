@@ -1,12 +1,26 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createHookServer } from '../../src/adapters/server.js';
 import { POINTS } from '../../src/domain/points.js';
 import { allow, deny } from '../../src/domain/results.js';
 import { openLedger } from '../../src/ledger/open.js';
 import { runCli } from '../cli-helpers.js';
-import { setup, tempDir } from '../helpers.js';
+import { setup } from '../helpers.js';
+
+/**
+ * Concurrent cases each get a directory under one base removed after all of them: the shared
+ * per-test cleanup would remove a directory while another case still uses it.
+ */
+const base = mkdtempSync(join(tmpdir(), 'hookledger-concurrent-'));
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+let cases = 0;
+const caseDir = () => {
+  const dir = join(base, String((cases += 1)));
+  mkdirSync(dir);
+  return dir;
+};
 import { protocolProblems } from './protocol.js';
 
 /**
@@ -71,7 +85,7 @@ describe('every Claude Code event through `hookledger claude`', () => {
   it.each(EVENTS)(
     '%s: recorded at %s, answered in its own format',
     async (event, point, fields, form) => {
-      const dir = tempDir();
+      const dir = caseDir();
       const config = join(dir, 'hooks.json');
       writeFileSync(
         config,

@@ -79,6 +79,33 @@ describe('--agent and --host filters (CLI)', { timeout: 600_000 }, () => {
     expect(replayed.run.totals).toMatchObject({ replayed: 2 });
   });
 
+  it('denials, sessions, explain and replay show every agent side by side', async () => {
+    const { path, config } = await agentsLedger();
+    const replayed = (await runCli(['replay', '--config', config, '--db', path, '--all'])).stdout;
+    for (const agent of ['codex', 'gemini-cli', 'meerkat'])
+      expect(replayed).toContain(`session s-${agent}  ${agent}  Bash  {"command":"rm -rf x"}`);
+    expect((await runCli(['replay', '--config', config, '--db', path, '--agent', 'codex'])).stdout).toContain('agent codex');
+    const text = (await runCli(['denials', '--db', path])).stdout;
+    expect(text).toMatch(/^ID\s+WHEN \(UTC\)\s+SESSION\s+AGENT\s+TOOL\s+HOOK\n/);
+    for (const agent of ['codex', 'gemini-cli', 'meerkat', 'claude-code']) expect(text).toMatch(new RegExp(`\\s${agent}\\s+Bash\\s+no-rm`));
+    const groups = JSON.parse((await runCli(['denials', '--db', path, '--group-by', 'agent', '--json'])).stdout);
+    expect(groups.groups.map((g: { key: string }) => g.key).sort()).toEqual([
+      'claude-code',
+      'claude-code/Explore',
+      'codex',
+      'codex-like',
+      'gemini-cli',
+      'meerkat',
+    ]);
+    const timeline = (await runCli(['sessions', 's-gemini-cli', '--db', path])).stdout;
+    expect(timeline).toMatch(/^Session s-gemini-cli {2}\(gemini-cli\)\n/);
+    const sessions = JSON.parse((await runCli(['sessions', '--db', path, '--json'])).stdout);
+    expect(sessions.rows.find((r: { sessionId: string }) => r.sessionId === 's-codex').agents).toEqual(['codex']);
+    const denial = JSON.parse((await runCli(['denials', '--db', path, '--agent', 'codex', '--json'])).stdout).rows[0];
+    expect(denial.agent).toBe('codex');
+    expect((await runCli(['explain', String(denial.invocationId), '--db', path])).stdout).toMatch(/\n {2}agent {5}codex\n/);
+  });
+
   it('an empty --agent is one clear line', async () => {
     const { path } = await agentsLedger();
     const out = await runCli(['denials', '--db', path, '--agent', ' ']);

@@ -17,7 +17,7 @@ describe('report commands', { timeout: 90_000 }, () => {
     const text = await runCli(['denials', '--db', path, '--limit', '5']);
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^ID\s+WHEN \(UTC\)\s+SESSION\s+TOOL\s+HOOK\n/);
+    expect(text.stdout).toMatch(/^ID\s+WHEN \(UTC\)\s+SESSION\s+AGENT\s+TOOL\s+HOOK\n/);
     expect(text.stdout).toContain(`${newest.invocationId}  `);
     expect(text.stdout).toContain(`${newest.reasonCode}: ${newest.message}`);
     expect(text.stdout).toMatch(/more: --cursor \S+ +\(details: hookledger explain ID\)/);
@@ -86,7 +86,7 @@ describe('report commands', { timeout: 90_000 }, () => {
     [['denials', '--point', 'pre_tool'], /^hookledger: --point: unknown point "pre_tool"/],
     [
       ['denials', '--group-by', 'colour'],
-      /^hookledger: --group-by: "colour" is not a grouping \(expected one of hook, tool, reason, session, day\)/,
+      /^hookledger: --group-by: "colour" is not a grouping \(expected one of hook, tool, reason, session, agent, day\)/,
     ],
     [['denials', '--limit', '0'], /^hookledger: --limit: expected a whole number >= 1, got "0"/],
     [['denials', '--cursor', 'abc'], /^hookledger: cursor: "abc" is not a cursor from a previous page/],

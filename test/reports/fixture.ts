@@ -1,6 +1,6 @@
 import { defineHooks, type HookSet } from '../../src/domain/hooks.js';
 import type { InvocationInput } from '../../src/domain/invocation.js';
-import type { Report } from '../../src/domain/outcomes.js';
+import type { Outcome, Report } from '../../src/domain/outcomes.js';
 import { deny, modify } from '../../src/domain/results.js';
 import type { Ledger } from '../../src/ledger/open.js';
 import { createRunner } from '../../src/runner/runner.js';
@@ -158,4 +158,34 @@ export async function buildLedger(): Promise<{ ledger: Ledger; path: string; rec
     { point: 'pre_tool_use', sessionId: 's-4', toolName: 'WebFetch', toolInput: { url: 'https://slow.example' } },
   ]);
   return { ledger, path, recorded, sets };
+}
+
+/** A stored outcome with every field at its plain default, for tests that write outcomes through `LedgerWriter` directly. */
+export function outcome(hookId: string, fields: Partial<Outcome>): Outcome {
+  return {
+    hookId,
+    point: 'pre_tool_use',
+    priority: 100,
+    registrationIndex: 0,
+    executionOrder: 0,
+    mode: 'foreground',
+    capability: 'guardrail',
+    runtime: 'in_process',
+    status: 'completed',
+    decision: 'none',
+    decisive: false,
+    reasonCode: null,
+    message: null,
+    payload: null,
+    modifiedInput: null,
+    additionalContext: null,
+    failureReason: null,
+    failureDetail: null,
+    skipReason: null,
+    skippedBy: null,
+    timeoutMs: 5000,
+    startedAt: null,
+    durationUs: null,
+    ...fields,
+  };
 }

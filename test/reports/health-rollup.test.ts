@@ -16,7 +16,7 @@ import { pruneLedger } from '../../src/ledger/prune.js';
 import { exactHealth, hookHealth, type HealthReport } from '../../src/ledger/queries/health.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
 import { tempLedger } from '../helpers.js';
-import { buildLedger } from './fixture.js';
+import { buildLedger, outcome } from './fixture.js';
 
 const COUNTS = [
   'runs',
@@ -46,35 +46,6 @@ function expectWithinBucket(actual: number | null, exact: number | null, label: 
 
 const builtHours = (ledger: Ledger) =>
   ledger.sqlite.prepare('SELECT hour FROM health_rollup_hours ORDER BY hour').pluck().all() as number[];
-
-function outcome(hookId: string, fields: Partial<Outcome>): Outcome {
-  return {
-    hookId,
-    point: 'pre_tool_use',
-    priority: 100,
-    registrationIndex: 0,
-    executionOrder: 0,
-    mode: 'foreground',
-    capability: 'guardrail',
-    runtime: 'in_process',
-    status: 'completed',
-    decision: 'none',
-    decisive: false,
-    reasonCode: null,
-    message: null,
-    payload: null,
-    modifiedInput: null,
-    additionalContext: null,
-    failureReason: null,
-    failureDetail: null,
-    skipReason: null,
-    skippedBy: null,
-    timeoutMs: 5000,
-    startedAt: null,
-    durationUs: null,
-    ...fields,
-  };
-}
 
 /** A ledger written through the real write path at chosen times: `hours` hours of invocations with spread durations. */
 function timedLedger(start: number, hours: number) {

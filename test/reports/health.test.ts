@@ -5,38 +5,9 @@ import type { Outcome } from '../../src/domain/outcomes.js';
 import { hookHealth } from '../../src/ledger/queries/health.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
 import { tempLedger } from '../helpers.js';
-import { buildLedger } from './fixture.js';
+import { buildLedger, outcome } from './fixture.js';
 
 const DAY = 86_400_000;
-
-function outcome(hookId: string, fields: Partial<Outcome>): Outcome {
-  return {
-    hookId,
-    point: 'pre_tool_use',
-    priority: 100,
-    registrationIndex: 0,
-    executionOrder: 0,
-    mode: 'foreground',
-    capability: 'guardrail',
-    runtime: 'in_process',
-    status: 'completed',
-    decision: 'none',
-    decisive: false,
-    reasonCode: null,
-    message: null,
-    payload: null,
-    modifiedInput: null,
-    additionalContext: null,
-    failureReason: null,
-    failureDetail: null,
-    skipReason: null,
-    skippedBy: null,
-    timeoutMs: 5000,
-    startedAt: null,
-    durationUs: null,
-    ...fields,
-  };
-}
 
 describe('hook health', () => {
   it('percentiles, counts and skips on known durations, over the window only', () => {

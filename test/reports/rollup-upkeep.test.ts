@@ -8,38 +8,13 @@ import { hookHealth } from '../../src/ledger/queries/health.js';
 import { catchUpRollup, MAX_HOURS_PER_TURN, rollupUpkeep } from '../../src/ledger/rollup-upkeep.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
 import { sleep, tempLedger } from '../helpers.js';
+import { outcome } from './fixture.js';
 
 const builtHours = (ledger: Ledger) =>
   ledger.sqlite.prepare('SELECT hour FROM health_rollup_hours ORDER BY hour').pluck().all() as number[];
 
-function ran(hookId: string, at: number, durationUs: number, fields: Partial<Outcome> = {}): Outcome {
-  return {
-    hookId,
-    point: 'pre_tool_use',
-    priority: 100,
-    registrationIndex: 0,
-    executionOrder: 0,
-    mode: 'foreground',
-    capability: 'guardrail',
-    runtime: 'in_process',
-    status: 'completed',
-    decision: 'none',
-    decisive: false,
-    reasonCode: null,
-    message: null,
-    payload: null,
-    modifiedInput: null,
-    additionalContext: null,
-    failureReason: null,
-    failureDetail: null,
-    skipReason: null,
-    skippedBy: null,
-    timeoutMs: 5000,
-    startedAt: at,
-    durationUs,
-    ...fields,
-  };
-}
+const ran = (hookId: string, at: number, durationUs: number, fields: Partial<Outcome> = {}): Outcome =>
+  outcome(hookId, { startedAt: at, durationUs, ...fields });
 
 /** `hours` hours of history ending `endsAgo` ms before now, written through the real write path. */
 function history(hours: number, endsAgo: number) {

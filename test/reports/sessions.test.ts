@@ -26,6 +26,7 @@ describe('sessions', () => {
         modified: mine.filter((r) => r.report.modifiedInput !== null).length,
         failures: outcomes.filter((o) => o.status === 'failed').length,
         timeouts: outcomes.filter((o) => o.status === 'timed_out').length,
+        agents: [...new Set(mine.map((r) => r.input.agent).filter((a) => typeof a === 'string'))].sort(),
       });
     }
     expect(rows.find((s) => s.sessionId === 's-1')!.failures).toBeGreaterThan(0);

@@ -1,3 +1,4 @@
+import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES } from '../../adapters/meerkat-output.js';
 import { resolveOnErrorPolicy } from '../../adapters/claude.js';
 import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '../../adapters/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
@@ -17,11 +18,12 @@ const DEFAULT_DRAIN_MS = 5000;
 export const command: Command = {
   summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
   usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
-        [--on-error deny|allow] [--max-body-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json] [--otel URL]
+        [--on-error deny|allow] [--max-body-bytes N] [--meerkat-payload-max-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json] [--otel URL]
 
   One long-lived process: no process start per tool call. Routes (all but /healthz need
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
     POST /claude                  a Claude Code http hook (same answers as hookledger claude)
+    POST /meerkat                 a meerkat http hook (same answers as hookledger meerkat; always 200)
     POST /v1/invocations          an invocation (or Claude payload) → the report
     GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
     GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=
@@ -32,6 +34,8 @@ export const command: Command = {
   --token     else $HOOKLEDGER_TOKEN, else the file <db path>.token (created mode 0600)
   --on-error  what /claude answers for a blocking event hookledger cannot decide (default deny)
   --max-body-bytes  larger bodies get 413 (default ${DEFAULT_MAX_BODY_BYTES})
+  --meerkat-payload-max-bytes
+                    meerkat's [hooks] payload_max_bytes for POST /meerkat (default ${MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES})
   --drain-ms  on SIGINT/SIGTERM, wait this long for requests and background hooks (default ${DEFAULT_DRAIN_MS})
   --central   a server many machines call: a payload's cwd is recorded as data only; command hooks
               run in --workspace and see it as CLAUDE_PROJECT_DIR (default with a postgres:// ledger)
@@ -47,6 +51,7 @@ ${OTEL_USAGE}`,
     token: { type: 'string' },
     'on-error': { type: 'string' },
     'max-body-bytes': { type: 'string' },
+    'meerkat-payload-max-bytes': { type: 'string' },
     'drain-ms': { type: 'string' },
     central: { type: 'boolean' },
     workspace: { type: 'string' },
@@ -54,6 +59,7 @@ ${OTEL_USAGE}`,
   async run(args, io) {
     const port = intFlag(args, 'port', DEFAULT_PORT, 0, 65_535);
     const maxBodyBytes = intFlag(args, 'max-body-bytes', DEFAULT_MAX_BODY_BYTES, 1, 1024 * 1024 * 1024);
+    const meerkatPayloadMaxBytes = intFlag(args, 'meerkat-payload-max-bytes', MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES, 256, 1024 * 1024 * 1024);
     const drainMs = intFlag(args, 'drain-ms', DEFAULT_DRAIN_MS, 0, 600_000);
     const host = stringFlag(args, 'host') ?? '127.0.0.1';
     const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
@@ -81,6 +87,7 @@ ${OTEL_USAGE}`,
         token: token.token,
         onError: policy,
         maxBodyBytes,
+        meerkatPayloadMaxBytes,
         log: (line) => io.stderr.write(`${line}\n`),
         metrics: () => metrics.render(),
       });

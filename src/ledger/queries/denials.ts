@@ -16,6 +16,8 @@ export interface DenialRow {
   startedAt: number;
   sessionId: string | null;
   turn: number | null;
+  /** The agent that sent the event (`claude-code`, `codex`, `gemini-cli`, ...). */
+  agent: string | null;
   point: Point;
   eventName: string | null;
   toolName: string | null;
@@ -42,6 +44,7 @@ type DenialSqlRow = Pick<
   | 'started_at'
   | 'session_id'
   | 'turn'
+  | 'agent'
   | 'point'
   | 'event_name'
   | 'tool_name'
@@ -75,7 +78,7 @@ export function listDenials(ledger: Ledger, filter: InvocationFilter, page: Page
   const { where, params } = denialFilter(ledger, filter, after === null ? [] : ['i.id < ?'], after === null ? [] : [after]);
   const rows = prepared<unknown[], DenialSqlRow>(
     ledger,
-    `SELECT i.id, i.started_at, i.session_id, i.turn, i.point, i.event_name, i.tool_name, i.tool_use_id, i.decisive_hook_id,
+    `SELECT i.id, i.started_at, i.session_id, i.turn, i.agent, i.point, i.event_name, i.tool_name, i.tool_use_id, i.decisive_hook_id,
        i.reason_code, i.message, i.input_json, i.hook_set_id, h.name AS hs_name, h.version AS hs_version, h.fingerprint AS hs_fingerprint
      FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id
      ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`,
@@ -91,6 +94,7 @@ function denialFromRow(r: DenialSqlRow): DenialRow {
     startedAt: r.started_at,
     sessionId: r.session_id,
     turn: r.turn,
+    agent: r.agent,
     point: r.point,
     eventName: r.event_name,
     toolName: r.tool_name,
@@ -103,7 +107,7 @@ function denialFromRow(r: DenialSqlRow): DenialRow {
   };
 }
 
-export const DENIAL_GROUPS = ['hook', 'tool', 'reason', 'session', 'day'] as const;
+export const DENIAL_GROUPS = ['hook', 'tool', 'reason', 'session', 'agent', 'day'] as const;
 export type DenialGroupBy = (typeof DENIAL_GROUPS)[number];
 
 /** The SQL key of each grouping. Days are UTC calendar days. */
@@ -112,11 +116,12 @@ const GROUP_KEYS: Record<DenialGroupBy, string> = {
   tool: 'i.tool_name',
   reason: 'i.reason_code',
   session: 'i.session_id',
+  agent: 'i.agent',
   day: `strftime('%Y-%m-%d', i.started_at / 1000, 'unixepoch')`,
 };
 
 export interface DenialGroup {
-  /** The hook id, tool name, reason code, session id or UTC day (`2026-11-01`); null when the invocation has none (e.g. no tool). */
+  /** The hook id, tool name, reason code, session id, agent or UTC day (`2026-11-01`); null when the invocation has none (e.g. no tool). */
   key: string | null;
   count: number;
   firstAt: number;

@@ -17,6 +17,7 @@ export type ReplaySourceRow = Pick<
   | 'point'
   | 'session_id'
   | 'tool_name'
+  | 'agent'
   | 'input_json'
   | 'invocation_json'
   | 'raw_json'
@@ -94,7 +95,7 @@ export class ReplaySource {
       .pluck()
       .get(...this.params, this.lastId, this.maxId) as number;
     this.batch = s.prepare(
-      `SELECT i.id, i.point, i.session_id, i.tool_name, i.input_json, i.invocation_json, i.raw_json, i.decision,
+      `SELECT i.id, i.point, i.session_id, i.tool_name, i.agent, i.input_json, i.invocation_json, i.raw_json, i.decision,
          i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json, i.redactions_json
        FROM invocations i ${bounded} ORDER BY i.id LIMIT ?`,
     ) as Database.Statement<unknown[], ReplaySourceRow>;

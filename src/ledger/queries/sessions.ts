@@ -25,6 +25,8 @@ export interface SessionSummary {
   failures: number;
   /** Hook outcomes that timed out. */
   timeouts: number;
+  /** The agents that sent the session's events (`codex`, `gemini-cli`, `claude-code/Explore` ...), sorted. */
+  agents: string[];
 }
 
 export interface SessionPage {
@@ -42,9 +44,12 @@ interface SummarySqlRow {
   modified: number | null;
   failures: number | null;
   timeouts: number | null;
+  /** JSON array of the agents; absent in the stored summaries, then read per session (an index range). */
+  agents?: string | null;
 }
 
-function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
+function summaryFromRow(sessionId: string, r: SummarySqlRow, ledger?: Ledger): SessionSummary {
+  const agents = r.agents !== undefined ? r.agents : ledger ? sessionAgents(ledger, sessionId) : null;
   return {
     sessionId,
     firstSeen: r.first_seen ?? 0,
@@ -55,7 +60,18 @@ function summaryFromRow(sessionId: string, r: SummarySqlRow): SessionSummary {
     modified: r.modified ?? 0,
     failures: r.failures ?? 0,
     timeouts: r.timeouts ?? 0,
+    agents: agents === null || agents === undefined ? [] : (JSON.parse(agents) as string[]).sort(),
   };
+}
+
+/** The agents of one session as a JSON array, read through the session index. */
+function sessionAgents(ledger: Ledger, sessionId: string): string | null {
+  return prepared<[string], string | null>(
+    ledger,
+    `SELECT json_group_array(DISTINCT agent) FILTER (WHERE agent IS NOT NULL) FROM invocations WHERE session_id = ?`,
+  )
+    .pluck()
+    .get(sessionId)!;
 }
 
 /** Totals for one session, or null when the filter selects none of its invocations. */
@@ -71,7 +87,8 @@ export function sessionSummary(
     `SELECT min(i.started_at) AS first_seen, max(i.started_at) AS last_seen, count(*) AS invocations,
        sum(i.decision = 'deny') AS denials, sum(i.decision = 'ask') AS asks, sum(i.modified_input_json IS NOT NULL) AS modified,
        sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'failed')) AS failures,
-       sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out')) AS timeouts
+       sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'timed_out')) AS timeouts,
+       json_group_array(DISTINCT i.agent) FILTER (WHERE i.agent IS NOT NULL) AS agents
      FROM invocations i ${where}`,
   ).get(...params)!;
   return row.invocations === 0 ? null : summaryFromRow(sessionId, row);
@@ -123,7 +140,7 @@ export function listSessions(ledger: Ledger, filter: InvocationFilter, page: Pag
   return {
     rows: pageRows.map((f) => {
       const row = stored ? storedSummary(ledger, f.sessionId) : undefined;
-      return row ? summaryFromRow(f.sessionId, row) : sessionSummary(ledger, f.sessionId, rest, memo)!;
+      return row ? summaryFromRow(f.sessionId, row, ledger) : sessionSummary(ledger, f.sessionId, rest, memo)!;
     }),
     nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.id, top ?? undefined) : null,
   };
@@ -141,7 +158,7 @@ function firstPageFromSummaries(ledger: Ledger, limit: number, offset: number): 
   const more = selected.length > limit;
   const pageRows = more ? selected.slice(0, limit) : selected;
   return {
-    rows: pageRows.map((r) => summaryFromRow(r.session_id, r)),
+    rows: pageRows.map((r) => summaryFromRow(r.session_id, r, ledger)),
     nextCursor: more ? encodeCursor('sessions', pageRows[pageRows.length - 1]!.last_id, top) : null,
   };
 }

@@ -1,0 +1,62 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { importMeerkatConfig, meerkatConfigPaths, readMeerkatConfigText } from '../../adapters/meerkat-config.js';
+import { ConfigError, UsageError } from '../../domain/errors.js';
+import { boolFlag, stringFlag, type Command } from '../command.js';
+import { writeJson } from '../io.js';
+
+export const command: Command = {
+  summary: "turn meerkat's [[hooks.entries]] (.rkat/config.toml) into a hookledger hook set",
+  usage: `import-meerkat [FILE...] [--out hooks.json] [--force] [--name NAME] [--json]
+
+  Reads meerkat config files in meerkat's layering order (default: ~/.rkat/config.toml, then
+  .rkat/config.toml, whichever exist) and turns each [[hooks.entries]] entry into a hook: id,
+  point, priority, mode, capability, timeout_ms (else [hooks] default_timeout_ms, else 5000)
+  and enabled kept. command and http entries keep their runtime and speak meerkat's protocol
+  (protocol: "meerkat"), so the scripts run unchanged. in_process entries cannot be imported
+  and are listed; hookledger's own entries are skipped.
+  --out   write the hook set here (else it is printed on stdout)`,
+  options: {
+    out: { type: 'string', short: 'o' },
+    force: { type: 'boolean' },
+    name: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    let paths = args.positionals.map((p) => resolve(p));
+    if (paths.length === 0) {
+      const { user, project } = meerkatConfigPaths(process.cwd(), io.env.HOME ?? homedir());
+      paths = [user, project].filter((p) => existsSync(p));
+      if (paths.length === 0) throw new ConfigError(`no meerkat config found (looked for ${user} and ${project}); name the file`);
+    }
+    const files = paths.map((path) => {
+      const { text, existed } = readMeerkatConfigText(path);
+      if (!existed) throw new ConfigError(`${path}: meerkat config file not found`);
+      return { path, text };
+    });
+    const result = importMeerkatConfig(files, stringFlag(args, 'name'));
+
+    const out = stringFlag(args, 'out');
+    if (out !== undefined) {
+      if (existsSync(out) && !boolFlag(args, 'force')) throw new UsageError(`--out: ${out} exists; add --force to overwrite it`);
+      writeFileSync(out, `${JSON.stringify(result.definition, null, 2)}\n`);
+    }
+    if (boolFlag(args, 'json')) {
+      writeJson(io, {
+        hookSet: result.definition,
+        out: out ?? null,
+        imported: result.imported,
+        unsupported: result.unsupported,
+        warnings: result.warnings,
+      });
+      return 0;
+    }
+    if (out === undefined) writeJson(io, result.definition);
+    const log = out === undefined ? io.stderr : io.stdout;
+    log.write(`imported ${result.imported.length} hook(s) from ${paths.join(', ')}${out !== undefined ? ` into ${out}` : ''}\n`);
+    for (const u of result.unsupported) log.write(`unsupported: ${u.id} (${u.type}, ${u.source}): ${u.why}\n`);
+    for (const w of result.warnings) log.write(`warning: ${w}\n`);
+    return 0;
+  },
+};

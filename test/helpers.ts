@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { defineHooks, type HookDefinition, type HookSetDefinition } from '../src/domain/hooks.js';
 import { openLedger, type Ledger } from '../src/ledger/open.js';
 import { createRunner, type Runner } from '../src/runner/runner.js';
@@ -9,6 +9,23 @@ import { createRunner, type Runner } from '../src/runner/runner.js';
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+/**
+ * A fresh directory for a case of `it.concurrent`, removed after the whole file: `tempDir`'s
+ * per-test cleanup would remove it while another case still runs in it.
+ */
+export function concurrentDir(): string {
+  concurrentBase ??= mkdtempSync(join(tmpdir(), 'hookledger-concurrent-'));
+  const dir = join(concurrentBase, String((concurrentCases += 1)));
+  mkdirSync(dir);
+  return dir;
+}
+let concurrentBase: string | undefined;
+let concurrentCases = 0;
+afterAll(() => {
+  if (concurrentBase) rmSync(concurrentBase, { recursive: true, force: true });
+  concurrentBase = undefined;
 });
 
 /** A fresh directory removed after the test. */

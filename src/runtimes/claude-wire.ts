@@ -187,13 +187,7 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
     throw new HookExecutionFailure('invalid_result', `${what}: expected a JSON object, got ${describeValue(value)}`);
   }
   const parsed = claudeHookOutputSchema.safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-      .join('; ');
-    throw new HookExecutionFailure('invalid_result', `${what}: ${issues}`);
-  }
+  if (!parsed.success) throw new HookExecutionFailure('invalid_result', `${what}: ${outputIssues(parsed.error)}`);
   const out = parsed.data;
   const specific = out.hookSpecificOutput ?? undefined;
   const record = value as Record<string, unknown>;
@@ -256,6 +250,14 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
     return { decision: 'modify', input: updatedInput, ...(reason ? { reason: capText(reason) } : {}), ...extra };
   }
   return context !== undefined ? { additionalContext: context } : undefined;
+}
+
+/** The first few issues of a hook answer that failed its schema, each naming the field, on one line. */
+export function outputIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
 }
 
 /**

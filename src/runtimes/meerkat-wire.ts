@@ -3,7 +3,7 @@ import type { Invocation } from '../domain/invocation.js';
 import type { Point } from '../domain/points.js';
 import { REASON_CODES, type HookResultInput } from '../domain/results.js';
 import { oneLine } from '../domain/text.js';
-import { parseJsonOutput, stderrExcerpt, type ProcessOutput } from './claude-wire.js';
+import { outputIssues, parseJsonOutput, stderrExcerpt, type ProcessOutput } from './claude-wire.js';
 import { HookExecutionFailure } from './types.js';
 
 /**
@@ -90,13 +90,7 @@ const answerSchema = z.strictObject({ decision: decisionSchema.nullish() });
  */
 export function readMeerkatJsonOutput(value: unknown, hookId: string, what: string): HookResultInput {
   const parsed = answerSchema.safeParse(value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-      .join('; ');
-    throw new HookExecutionFailure('invalid_result', `${what}: ${issues}`);
-  }
+  if (!parsed.success) throw new HookExecutionFailure('invalid_result', `${what}: ${outputIssues(parsed.error)}`);
   const decision = parsed.data.decision;
   if (!decision) return undefined;
   if (decision.decision === 'allow') return { decision: 'allow' };

@@ -1,26 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHookServer } from '../../src/adapters/server.js';
 import { POINTS } from '../../src/domain/points.js';
 import { allow, deny } from '../../src/domain/results.js';
 import { openLedger } from '../../src/ledger/open.js';
 import { runCli } from '../cli-helpers.js';
-import { setup } from '../helpers.js';
-
-/**
- * Concurrent cases each get a directory under one base removed after all of them: the shared
- * per-test cleanup would remove a directory while another case still uses it.
- */
-const base = mkdtempSync(join(tmpdir(), 'hookledger-concurrent-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
-let cases = 0;
-const caseDir = () => {
-  const dir = join(base, String((cases += 1)));
-  mkdirSync(dir);
-  return dir;
-};
+import { concurrentDir, setup } from '../helpers.js';
 import { protocolProblems } from './protocol.js';
 
 /**
@@ -85,7 +71,7 @@ describe('every Claude Code event through `hookledger claude`', () => {
   it.each(EVENTS)(
     '%s: recorded at %s, answered in its own format',
     async (event, point, fields, form) => {
-      const dir = caseDir();
+      const dir = concurrentDir();
       const config = join(dir, 'hooks.json');
       writeFileSync(
         config,

@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHookServer, type HookServer } from '../../src/adapters/server.js';
@@ -7,20 +6,7 @@ import { loadHookSet } from '../../src/config/load.js';
 import { openLedger, type Ledger } from '../../src/ledger/open.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { runCli } from '../cli-helpers.js';
-import { tempDir } from '../helpers.js';
-
-/**
- * Concurrent cases each get a directory under one base removed after all of them: the shared
- * per-test cleanup would remove a directory while another case still uses it.
- */
-const base = mkdtempSync(join(tmpdir(), 'hookledger-concurrent-'));
-afterAll(() => rmSync(base, { recursive: true, force: true }));
-let cases = 0;
-const caseDir = () => {
-  const dir = join(base, String((cases += 1)));
-  mkdirSync(dir);
-  return dir;
-};
+import { concurrentDir, tempDir } from '../helpers.js';
 
 /**
  * meerkat's wire (reference/meerkat-wire.md) through the real `hookledger meerkat` and the
@@ -253,7 +239,7 @@ describe('`hookledger meerkat`: the wire cases', () => {
   it.concurrent.each(CASES)(
     '%s',
     async (_label, input, expected) => {
-      const dir = caseDir();
+      const dir = concurrentDir();
       const db = join(dir, 'l.db');
       const result = await runCli(['meerkat', '--config', writeHookSet(dir), '--db', db, '--payload-max-bytes', String(LIMIT)], {
         input,
@@ -303,7 +289,7 @@ describe('POST /meerkat on the real server: the same wire cases', () => {
   let url: string;
   let ledger: Ledger;
   beforeAll(async () => {
-    const dir = caseDir();
+    const dir = concurrentDir();
     ledger = openLedger({ path: join(dir, 'l.db') });
     const runner = createRunner({ hookSet: await loadHookSet(writeHookSet(dir)), ledger });
     server = createHookServer({ runner, ledger, token: TOKEN, meerkatPayloadMaxBytes: LIMIT });
@@ -340,7 +326,7 @@ describe('POST /meerkat on the real server: the same wire cases', () => {
 
 describe('meerkat sessions in the reports and replay', () => {
   it('explain, denials --agent meerkat, sessions and replay read what `hookledger meerkat` recorded', async () => {
-    const dir = caseDir();
+    const dir = concurrentDir();
     const db = join(dir, 'l.db');
     const config = writeHookSet(dir);
     for (const input of [tool('shell', { command: 'rm -rf /' }), tool('shell', { command: 'ls' })]) {

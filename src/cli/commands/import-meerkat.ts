@@ -1,10 +1,10 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { importMeerkatConfig, meerkatConfigPaths, readMeerkatConfigText } from '../../adapters/meerkat-config.js';
-import { ConfigError, UsageError } from '../../domain/errors.js';
-import { boolFlag, stringFlag, type Command } from '../command.js';
-import { writeJson } from '../io.js';
+import { ConfigError } from '../../domain/errors.js';
+import { stringFlag, type Command } from '../command.js';
+import { writeImportOutput } from '../import-output.js';
 
 export const command: Command = {
   summary: "turn meerkat's [[hooks.entries]] (.rkat/config.toml) into a hookledger hook set",
@@ -37,26 +37,10 @@ export const command: Command = {
     });
     const result = importMeerkatConfig(files, stringFlag(args, 'name'));
 
-    const out = stringFlag(args, 'out');
-    if (out !== undefined) {
-      if (existsSync(out) && !boolFlag(args, 'force')) throw new UsageError(`--out: ${out} exists; add --force to overwrite it`);
-      writeFileSync(out, `${JSON.stringify(result.definition, null, 2)}\n`);
-    }
-    if (boolFlag(args, 'json')) {
-      writeJson(io, {
-        hookSet: result.definition,
-        out: out ?? null,
-        imported: result.imported,
-        unsupported: result.unsupported,
-        warnings: result.warnings,
-      });
-      return 0;
-    }
-    if (out === undefined) writeJson(io, result.definition);
-    const log = out === undefined ? io.stderr : io.stdout;
-    log.write(`imported ${result.imported.length} hook(s) from ${paths.join(', ')}${out !== undefined ? ` into ${out}` : ''}\n`);
-    for (const u of result.unsupported) log.write(`unsupported: ${u.id} (${u.type}, ${u.source}): ${u.why}\n`);
-    for (const w of result.warnings) log.write(`warning: ${w}\n`);
-    return 0;
+    return writeImportOutput(args, io, {
+      ...result,
+      unsupportedLines: result.unsupported.map((u) => `${u.id} (${u.type}, ${u.source}): ${u.why}`),
+      source: paths.join(', '),
+    });
   },
 };

@@ -285,17 +285,8 @@ function checkUnfinishedBackground(
   for (const o of outcomes) {
     const id = o[OUTCOME_ID] as number;
     if (!stored.get(`o${id}`)?.pending || state.q.backgroundLinked.get(id) !== undefined) continue;
-    const status = o[OUTCOME_STATUS] as string;
-    const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
-    if ((status !== 'pending' && status !== 'interrupted') || filled.length > 0) {
-      report(state, {
-        kind: 'changed',
-        table: 'outcomes',
-        id,
-        seq,
-        detail: `background outcome #${id} of invocation #${invocationId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
-      });
-    }
+    const problem = uncommittedCompletion(o, invocationId, seq);
+    if (problem) report(state, problem);
   }
 }
 
@@ -347,38 +338,7 @@ function diagnose(
   stored: ReturnType<typeof parseRowsText>,
   entries: RowEntry[],
 ): void {
-  const found: IntegrityProblem[] = [];
-  const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
-  for (const [label, was] of stored) {
-    const now = current.get(label);
-    const id = Number(label.slice(1));
-    const table = label.startsWith('i') ? 'invocations' : 'outcomes';
-    const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
-    if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
-    else if (now.check !== was.check)
-      found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
-  }
-  for (const [label] of current) {
-    if (stored.has(label)) continue;
-    const id = Number(label.slice(1));
-    found.push({
-      kind: 'inserted',
-      table: 'outcomes',
-      id,
-      seq,
-      detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
-    });
-  }
-  if (found.length === 0) {
-    found.push({
-      kind: 'changed',
-      table: 'invocations',
-      id: invocationId,
-      seq,
-      detail: `invocation #${invocationId} or its link ${seq} differs from what was committed`,
-    });
-  }
-  for (const problem of found) report(state, problem);
+  for (const problem of diagnoseInvocationLink(invocationId, seq, stored, entries)) report(state, problem);
 }
 
 /** Step 3: invocations no link covers. Returns how many are uncommitted (a crash before the commit), which is not tampering. */
@@ -583,4 +543,66 @@ export function writeAnchor(file: string, head: { seq: number; hash: string }, l
   writeFileSync(tmp, `${JSON.stringify({ ...anchor, ledger: ledgerPath }, null, 2)}\n`);
   renameSync(tmp, file);
   return anchor;
+}
+
+/**
+ * What differs in an invocation link whose hash does not match, named row by row from the
+ * link's per-row checks (shared by both engines' verify).
+ */
+export function diagnoseInvocationLink(
+  invocationId: number,
+  seq: number,
+  stored: ReturnType<typeof parseRowsText>,
+  entries: RowEntry[],
+): IntegrityProblem[] {
+  const found: IntegrityProblem[] = [];
+  const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
+  for (const [label, was] of stored) {
+    const now = current.get(label);
+    const id = Number(label.slice(1));
+    const table = label.startsWith('i') ? 'invocations' : 'outcomes';
+    const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
+    if (!now) found.push({ kind: 'removed', table, id, seq, detail: `${what} is gone (link ${seq})` });
+    else if (now.check !== was.check)
+      found.push({ kind: 'changed', table, id, seq, detail: `${what} differs from what was committed (link ${seq})` });
+  }
+  for (const [label] of current) {
+    if (stored.has(label)) continue;
+    const id = Number(label.slice(1));
+    found.push({
+      kind: 'inserted',
+      table: 'outcomes',
+      id,
+      seq,
+      detail: `outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
+    });
+  }
+  if (found.length === 0) {
+    found.push({
+      kind: 'changed',
+      table: 'invocations',
+      id: invocationId,
+      seq,
+      detail: `invocation #${invocationId} or its link ${seq} differs from what was committed`,
+    });
+  }
+  return found;
+}
+
+/**
+ * A background outcome that was pending when its invocation committed and has no completion
+ * link must carry no result (shared by both engines' verify); null when it does not.
+ */
+export function uncommittedCompletion(o: RawRow, invocationId: number, seq: number): IntegrityProblem | null {
+  const id = o[OUTCOME_ID] as number;
+  const status = o[OUTCOME_STATUS] as string;
+  const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
+  if ((status === 'pending' || status === 'interrupted') && filled.length === 0) return null;
+  return {
+    kind: 'changed',
+    table: 'outcomes',
+    id,
+    seq,
+    detail: `background outcome #${id} of invocation #${invocationId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
+  };
 }

@@ -24,6 +24,7 @@ export const command: Command = {
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
     POST /claude                  a Claude Code http hook (same answers as hookledger claude)
     POST /meerkat                 a meerkat http hook (same answers as hookledger meerkat; always 200)
+    (no Codex or Gemini CLI route: both run command hooks only; use hookledger codex / gemini)
     POST /v1/invocations          an invocation (or Claude payload) → the report
     GET  /v1/invocations/:ref     explanation, by invocation id or tool_use_id
     GET  /v1/denials?sessionId=&toolName=&hookId=&reasonCode=&point=&hookSet=&since=&until=&limit=&cursor=

@@ -6,15 +6,13 @@ import {
   linkHash,
   OUTCOME_ID,
   OUTCOME_SELECT,
-  OUTCOME_STATUS,
   outcomeEntry,
   OUTCOMES_OF_INVOCATION_SELECT,
   parseRowsText,
-  RESULT_COLUMNS,
   type RawRow,
   type RowEntry,
 } from '../integrity.js';
-import type { IntegrityProblem } from '../verify.js';
+import { diagnoseInvocationLink, uncommittedCompletion, type IntegrityProblem } from '../verify.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
 export interface PostgresIntegrityProblem extends IntegrityProblem {
@@ -39,6 +37,11 @@ export interface PostgresVerifyReport {
   problems: PostgresIntegrityProblem[];
   problemCount: number;
   durationMs: number;
+}
+
+/** A problem of one writer's chain: the writer named, in the problem and first in its line. */
+function ofWriter(writer: string, problem: IntegrityProblem): PostgresIntegrityProblem {
+  return { ...problem, writer, detail: `writer ${writer}: ${problem.detail}` };
 }
 
 type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
@@ -179,25 +182,15 @@ export async function verifyPostgres(
         const entries: RowEntry[] = [invocationEntry(row)];
         for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
         if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) {
-          diagnose(writer, refId, seq, stored, entries);
+          for (const problem of diagnoseInvocationLink(refId, seq, stored, entries)) report(ofWriter(writer, problem));
           return { label: `invocation #${refId}`, table: 'invocations', id: refId };
         }
         for (const o of outcomes) {
           const id = o[OUTCOME_ID] as number;
           if (!stored.get(`o${id}`)?.pending) continue;
           if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1`, [id])).length > 0) continue;
-          const status = o[OUTCOME_STATUS] as string;
-          const filled = RESULT_COLUMNS.filter(([i]) => o[i] !== null).map(([, name]) => name);
-          if ((status !== 'pending' && status !== 'interrupted') || filled.length > 0) {
-            report({
-              kind: 'changed',
-              table: 'outcomes',
-              id,
-              seq,
-              writer,
-              detail: `writer ${writer}: background outcome #${id} of invocation #${refId} is "${status}"${filled.length > 0 ? ` with ${filled.join(', ')}` : ''} but its completion was never committed (no chain link)`,
-            });
-          }
+          const problem = uncommittedCompletion(o, refId, seq);
+          if (problem) report(ofWriter(writer, problem));
         }
         return { label: `invocation #${refId}`, table: 'invocations', id: refId };
       }
@@ -233,55 +226,6 @@ export async function verifyPostgres(
         detail: `writer ${writer}: link ${seq} has an unknown kind "${kind}"`,
       });
       return { label: `link ${seq}`, table: 'chain', id: seq };
-    }
-
-    function diagnose(
-      writer: string,
-      invocationId: number,
-      seq: number,
-      stored: ReturnType<typeof parseRowsText>,
-      entries: RowEntry[],
-    ): void {
-      const found: PostgresIntegrityProblem[] = [];
-      const current = new Map(entries.map((e) => [e.label.replace('~', ''), e]));
-      for (const [label, was] of stored) {
-        const now = current.get(label);
-        const id = Number(label.slice(1));
-        const table = label.startsWith('i') ? 'invocations' : 'outcomes';
-        const what = table === 'invocations' ? `invocation #${id}` : `outcome #${id} of invocation #${invocationId}`;
-        if (!now) found.push({ kind: 'removed', table, id, seq, writer, detail: `writer ${writer}: ${what} is gone (link ${seq})` });
-        else if (now.check !== was.check)
-          found.push({
-            kind: 'changed',
-            table,
-            id,
-            seq,
-            writer,
-            detail: `writer ${writer}: ${what} differs from what was committed (link ${seq})`,
-          });
-      }
-      for (const [label] of current) {
-        if (stored.has(label)) continue;
-        const id = Number(label.slice(1));
-        found.push({
-          kind: 'inserted',
-          table: 'outcomes',
-          id,
-          seq,
-          writer,
-          detail: `writer ${writer}: outcome #${id} was added to invocation #${invocationId} after it was committed (link ${seq})`,
-        });
-      }
-      if (found.length === 0)
-        found.push({
-          kind: 'changed',
-          table: 'invocations',
-          id: invocationId,
-          seq,
-          writer,
-          detail: `writer ${writer}: invocation #${invocationId} or its link ${seq} differs from what was committed`,
-        });
-      found.forEach(report);
     }
 
     // Rows no link covers.

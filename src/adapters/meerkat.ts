@@ -2,7 +2,7 @@ import { describeThrown, InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Report } from '../domain/outcomes.js';
 import type { Ledger } from '../ledger/open.js';
-import { createRunner, type Runner } from '../runner/runner.js';
+import { createRunner, type Runner, type RunnerOptions } from '../runner/runner.js';
 import type { OnErrorPolicy } from './claude.js';
 import { invocationFromMeerkat, meerkatPointOf } from './meerkat-input.js';
 import { meerkatAnswer, meerkatFailureAnswer, type MeerkatAnswer } from './meerkat-output.js';
@@ -66,6 +66,8 @@ export interface MeerkatCommandDeps extends MeerkatLimits {
   input: Promise<string>;
   loadHookSet: () => Promise<HookSet>;
   openLedger: () => Ledger;
+  /** Builds the runner (default createRunner); the CLI's adds telemetry. Its close() is awaited by `finish`. */
+  createRunner?: (options: RunnerOptions) => Runner;
   onBackgroundError?: (error: unknown) => void;
 }
 
@@ -102,7 +104,7 @@ export async function decideMeerkatCommand(deps: MeerkatCommandDeps): Promise<Me
   }
   const pointName = meerkatPointOf(payload);
   try {
-    runner = createRunner({
+    runner = (deps.createRunner ?? createRunner)({
       hookSet: await hookSetLoading,
       ledger: deps.openLedger(),
       ...(deps.onBackgroundError ? { onBackgroundError: deps.onBackgroundError } : {}),

@@ -144,7 +144,8 @@ export function createOtlpExporter(options: OtlpExporterOptions): OtlpExporter {
       new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
     ]);
     clearTimeout(timer);
-    if (!done) {
+    // A collector already reported as failing is not reported again as slow: one line per problem.
+    if (!done && failures === 0) {
       const where = [config.tracesUrl, config.logsUrl].filter((u) => u !== null).join(', ');
       warnOnce(
         `slow-${what}`,

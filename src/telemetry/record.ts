@@ -9,29 +9,28 @@ import type { RunObservation } from '../runner/observer.js';
 /**
  * One invocation as telemetry exports it: the stored (redacted) form, whether it comes from a
  * live decision or from the ledger (`export --format otlp`), so both export the same attributes.
+ * The fields of the ledger's export record that telemetry uses (message redacted and capped as
+ * stored; outcomes with hook-supplied text redacted), plus whether the input was modified.
  */
-export interface TelemetryRecord {
-  id: number;
-  startedAt: number;
-  durationUs: number | null;
-  point: string;
-  eventName: string | null;
-  sessionId: string | null;
-  turn: number | null;
-  toolName: string | null;
-  toolUseId: string | null;
-  agent: string | null;
-  status: string;
-  decision: string | null;
-  decisiveHookId: string | null;
-  reasonCode: string | null;
-  /** As the ledger stores it: redacted, capped. */
-  message: string | null;
-  modified: boolean;
-  hookSet: { name: string; version: string; fingerprint: string };
-  /** Every matched hook, hook-supplied text redacted. */
-  outcomes: Outcome[];
-}
+export type TelemetryRecord = Pick<
+  ExportRecord,
+  | 'id'
+  | 'startedAt'
+  | 'durationUs'
+  | 'point'
+  | 'eventName'
+  | 'sessionId'
+  | 'turn'
+  | 'toolName'
+  | 'toolUseId'
+  | 'agent'
+  | 'status'
+  | 'decision'
+  | 'decisiveHookId'
+  | 'reasonCode'
+  | 'message'
+  | 'outcomes'
+> & { modified: boolean; hookSet: Pick<ExportRecord['hookSet'], 'name' | 'version' | 'fingerprint'> };
 
 /** A ledger export record as telemetry exports it (already redacted by the write path). */
 export function recordFromExport(r: ExportRecord): TelemetryRecord {

@@ -38,6 +38,17 @@ describe('telemetry from the other agents’ commands', { timeout: 180_000 }, ()
       },
       agent: 'gemini-cli',
     },
+    {
+      command: 'meerkat',
+      payload: {
+        point: 'pre_tool_execution',
+        session_id: '0193f6c2-7d1e-7b55-9a51-3f0c2a9e4d10',
+        turn_number: 3,
+        tool_call: { tool_use_id: 'call_7', name: 'shell', args: { command: 'rm -rf /' } },
+      },
+      agent: 'meerkat',
+      tool: 'shell',
+    },
   ];
   for (const c of cases) {
     it(`hookledger ${c.command} --otel exports its decision`, async () => {
@@ -62,7 +73,7 @@ describe('telemetry from the other agents’ commands', { timeout: 180_000 }, ()
         'hookledger.decisive_hook.id': 'no-rm',
         'hookledger.agent': c.agent,
         'session.id': c.payload.session_id,
-        'gen_ai.tool.name': c.payload.tool_name,
+        'gen_ai.tool.name': 'tool' in c ? c.tool : c.payload.tool_name,
       });
       expect(receiver.logs).toHaveLength(1);
     });

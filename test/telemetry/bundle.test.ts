@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildClaudeBundle, packageRootDir } from '../../scripts/build-bundle.js';
@@ -21,6 +21,14 @@ describe('telemetry and the claude bundle', { timeout: 120_000 }, () => {
     // The cheap part is in it: the settings, the sink and the path to the lazily loaded module.
     expect(code).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
     expect(code).toContain('telemetry/otlp.js');
+  });
+
+  it('no agent bundle in dist/bundle (built by npm run build) contains the SDK', () => {
+    const dir = join(packageRootDir, 'dist', 'bundle');
+    const bundles = readdirSync(dir).filter((f) => f.endsWith('.cjs'));
+    expect(bundles).toContain('claude.cjs');
+    for (const file of bundles)
+      expect(readFileSync(join(dir, file), 'utf8')).not.toMatch(/@opentelemetry|OTLPTraceExporter|TracerProvider|prom-client/);
   });
 
   it('the built bundle loads dist/telemetry when telemetry is configured, and exports before exiting', async () => {

@@ -4,14 +4,14 @@ import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES } from '../../adapters/meerkat-output
 import { loadHookSet } from '../../config/load.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { oneLine } from '../../domain/text.js';
-import { configOption, stringFlag, type Command } from '../command.js';
-import { openLedgerFor } from '../context.js';
+import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from '../command.js';
+import { openLedgerFor, runnerFor } from '../context.js';
 import { readAll, type CliIo } from '../io.js';
 import { onStopSignal, parseDeadline, write } from './claude.js';
 
 export const command: Command = {
   summary: 'meerkat (rkat) command hook: read the invocation on stdin, decide, answer meerkat',
-  usage: `meerkat --config PATH [--db PATH] [--on-error deny|allow] [--payload-max-bytes N] [--background-deadline-ms N]
+  usage: `meerkat --config PATH [--db PATH] [--on-error deny|allow] [--payload-max-bytes N] [--background-deadline-ms N] [--otel URL]
 
   Register as a command entry in meerkat's [[hooks.entries]] (hookledger install-meerkat
   writes them). Reads meerkat's invocation JSON on stdin, runs the hook set, records
@@ -26,10 +26,12 @@ export const command: Command = {
                 meerkat's [hooks] payload_max_bytes (default ${MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES}): a larger
                 invocation is refused, and the answer is kept under it
   --background-deadline-ms
-                after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})`,
+                after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
+${OTEL_USAGE}`,
   options: {
     db: { type: 'string' },
     ...configOption,
+    ...otelOption,
     'on-error': { type: 'string' },
     'payload-max-bytes': { type: 'string' },
     'background-deadline-ms': { type: 'string' },
@@ -49,6 +51,7 @@ export const command: Command = {
           return loadHookSet(configPath);
         },
         openLedger: () => openLedgerFor(args, io),
+        createRunner: (options) => runnerFor(args, io, options),
         policy,
         payloadMaxBytes,
         onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),

@@ -36,7 +36,16 @@ export { POINTS, resolvePoint, CLAUDE_EVENT_POINTS } from './domain/points.js';
 export type { Point } from './domain/points.js';
 export type { Invocation, InvocationInput } from './domain/invocation.js';
 export type { Outcome, Report, OutcomeStatus, FailureReason, SkipReason, Mode, Capability } from './domain/outcomes.js';
-export { HookledgerError, ConfigError, InputError, UsageError, LedgerError, NotFoundError, IntegrityError } from './domain/errors.js';
+export {
+  HookledgerError,
+  ConfigError,
+  InputError,
+  OptionError,
+  UsageError,
+  LedgerError,
+  NotFoundError,
+  IntegrityError,
+} from './domain/errors.js';
 // The ledger: one interface, whatever engine stores it (README: Architecture).
 export { openLedger, isPostgresUrl, printableUrl } from './ledger/ledger.js';
 export type {
@@ -92,7 +101,8 @@ export { hookHealth, DEFAULT_HEALTH_WINDOW_MS } from './ledger/queries/health.js
 export type { HookHealth, HealthReport, HealthOptions } from './ledger/queries/health.js';
 export { exportRecords, writeExport, writeChunks, CSV_COLUMNS, EXPORT_FORMATS } from './ledger/queries/export.js';
 export type { ExportRecord, ExportFormat } from './ledger/queries/export.js';
-export { invocationFilterSchema, parseInvocationFilter, parseTimeBound } from './ledger/queries/filters.js';
+export { invocationFilterSchema, parseInvocationFilter } from './ledger/queries/filters.js';
+export { parseTimeBound, parseNamedTimeBound } from './domain/time.js';
 export type { InvocationFilter } from './ledger/queries/filters.js';
 export type { PageRequest } from './ledger/queries/paging.js';
 
@@ -118,9 +128,10 @@ export type {
 export { verifyLedger, assertIntact, readAnchor, writeAnchor } from './ledger/verify.js';
 export type { VerifyReport, VerifyOptions, IntegrityProblem, Anchor, AnchorCheck } from './ledger/verify.js';
 export { redact, Redactor, DEFAULT_PATTERNS } from './ledger/redact.js';
-export type { RedactionConfig, Redacted } from './ledger/redact.js';
-export type { RedactConfig } from './domain/hooks.js';
-export { pruneLedger, parseCutoff } from './ledger/prune.js';
+export type { Redacted } from './ledger/redact.js';
+export type { RedactConfig } from './domain/redaction.js';
+export { RedactionRuleError } from './domain/redaction.js';
+export { pruneLedger } from './ledger/prune.js';
 export type { PruneOptions, PruneReport } from './ledger/prune.js';
 export { placeHold, releaseHold, listHolds } from './ledger/holds.js';
 export type { LegalHold } from './ledger/holds.js';

@@ -298,7 +298,7 @@ export interface UnsupportedHandler {
 }
 
 export interface ImportResult {
-  /** A JSON hook-set file (DESIGN section 8), validated. */
+  /** A JSON hook-set file (docs/design.md §8), validated. */
   definition: { name: string; version: string; strategy: 'deny_wins'; hooks: Record<string, unknown>[] };
   imported: ImportedHook[];
   unsupported: UnsupportedHandler[];

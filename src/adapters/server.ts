@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { ConfigError, describeThrown, HookledgerError, InputError, UsageError } from '../domain/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
-import { parseInvocationFilter, parseTimeBound } from '../ledger/queries/filters.js';
+import { parseInvocationFilter } from '../ledger/queries/filters.js';
+import { parseNamedTimeBound } from '../domain/time.js';
 import { parseInvocation, type Runner } from '../runner/runner.js';
 import { answerClaudePayload, type OnErrorPolicy } from './claude.js';
 import { invocationFromClaude } from './claude-input.js';
@@ -57,14 +58,14 @@ export interface HookServer {
   close(options?: { drainMs?: number }): Promise<void>;
 }
 
-/** An error a route answers with a status and one clear line. */
-class HttpError extends Error {
+/** An error a route answers with its own HTTP status, a stable code and one clear line. */
+export class HttpError extends HookledgerError {
   constructor(
     readonly status: number,
-    readonly code: string,
+    code: string,
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 
@@ -279,7 +280,7 @@ export function denialsQuery(params: URLSearchParams): {
   const fields: Record<string, unknown> = {};
   for (const [key, value] of params) {
     if (PAGE_PARAMS.has(key)) continue;
-    if (key === 'since' || key === 'until') fields[key] = parseTimeBound(value, key);
+    if (key === 'since' || key === 'until') fields[key] = parseNamedTimeBound(key, value);
     else fields[key] = value;
   }
   const filter = parseInvocationFilter(fields, 'query');
@@ -297,13 +298,14 @@ function requireMethod(req: IncomingMessage, method: string): void {
 
 function rethrowAs(where: string) {
   return (error: unknown): never => {
-    if (error instanceof HookledgerError || error instanceof HttpError) throw error;
+    if (error instanceof HookledgerError) throw error;
     throw new HttpError(500, 'internal', `${where}: ${describeThrown(error)}`);
   };
 }
 
-/** HookledgerError codes → HTTP statuses. */
+/** HookledgerError codes → HTTP statuses (an HttpError carries its own). */
 function statusFor(error: HookledgerError): number {
+  if (error instanceof HttpError) return error.status;
   if (error.code === 'input_invalid' || error.code === 'usage') return 400;
   if (error.code === 'not_found') return 404;
   if (error.code.startsWith('ledger_')) return 503;
@@ -312,7 +314,6 @@ function statusFor(error: HookledgerError): number {
 
 /** The status, code and one-line message a failed request is answered with. */
 function errorBody(error: unknown): { status: number; code: string; message: string } {
-  if (error instanceof HttpError) return { status: error.status, code: error.code, message: error.message };
   if (error instanceof HookledgerError) return { status: statusFor(error), code: error.code, message: error.message };
   return { status: 500, code: 'internal', message: `internal error: ${describeThrown(error)}` };
 }

@@ -1,7 +1,8 @@
 import { InputError, UsageError } from '../domain/errors.js';
 import { resolvePoint, POINTS } from '../domain/points.js';
 import { DECISIONS, REASON_CODES } from '../domain/results.js';
-import { parseInvocationFilter, parseTimeBound, type InvocationFilter } from '../ledger/queries/filters.js';
+import { parseInvocationFilter, type InvocationFilter } from '../ledger/queries/filters.js';
+import { parseNamedTimeBound } from '../domain/time.js';
 import { stringFlag, type CommandArgs } from './command.js';
 
 /**
@@ -33,7 +34,8 @@ export const FILTER_USAGE = `  --session ID         one session
   --hook-set NAME|FP   a hook set name, or a fingerprint (6+ hex characters)
   --agent NAME         one agent (claude-code, codex, gemini-cli, meerkat, ...)
   --host NAME          the host that recorded it
-  --since WHEN         from (inclusive): an ISO date/time, or an age like 7d, 12h, 30m
+  --since WHEN         from (inclusive): an ISO date/time (UTC unless it names a zone),
+                       or an age like 7d, 12h, 30m
   --until WHEN         before (exclusive): same forms`;
 
 export const DECISION_USAGE = `  --decision D         ${DECISIONS.join(', ')}`;
@@ -86,9 +88,9 @@ export function filterFromFlags(args: CommandArgs, options: { now?: number; allo
     filter.decision = decision;
   }
   const since = value('since');
-  if (since !== undefined) filter.since = parseTimeBound(since, '--since', now);
+  if (since !== undefined) filter.since = parseNamedTimeBound('--since', since, now);
   const until = value('until');
-  if (until !== undefined) filter.until = parseTimeBound(until, '--until', now);
+  if (until !== undefined) filter.until = parseNamedTimeBound('--until', until, now);
   if (typeof filter.since === 'number' && typeof filter.until === 'number' && filter.since >= filter.until) {
     throw new InputError(`--since: ${since} is not before --until ${until}: the range is empty`);
   }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { describeThrown, HookledgerError, UsageError } from '../domain/errors.js';
 import type { Command } from './command.js';
@@ -6,6 +6,15 @@ import type { CliIo } from './io.js';
 import { oneLine } from '../domain/text.js';
 
 const commandsDir = new URL('./commands/', import.meta.url);
+
+/**
+ * The version in package.json, read when asked: src/cli, dist/cli and the dist/bundle all sit
+ * two levels below the package root, which npm always installs with package.json.
+ */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+}
 
 /**
  * Command modules are loaded on demand, one file per command, so that `hookledger claude`
@@ -55,7 +64,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return name === undefined ? 2 : 0;
     }
     if (name === '--version' || name === '-v') {
-      io.stdout.write('hookledger 0.1.0\n');
+      io.stdout.write(`hookledger ${packageVersion()}\n`);
       return 0;
     }
     const command = await loadCommand(name);

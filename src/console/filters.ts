@@ -1,7 +1,8 @@
 import { InputError } from '../domain/errors.js';
 import { POINTS, resolvePoint } from '../domain/points.js';
 import { DECISIONS, REASON_CODES } from '../domain/results.js';
-import { parseInvocationFilter, parseTimeBound, type InvocationFilter } from '../ledger/queries/filters.js';
+import { parseNamedTimeBound } from '../domain/time.js';
+import { parseInvocationFilter, type InvocationFilter } from '../ledger/queries/filters.js';
 
 /**
  * The invocation filter as URL query parameters, named like the CLI flags (`session`, `tool`,
@@ -58,9 +59,9 @@ export function filterFromQuery(query: URLSearchParams, allow: readonly FilterPa
     filter.decision = decision;
   }
   const since = value('since');
-  if (since !== undefined) filter.since = parseTimeBound(since, 'since', now);
+  if (since !== undefined) filter.since = parseNamedTimeBound('since', since, now);
   const until = value('until');
-  if (until !== undefined) filter.until = parseTimeBound(until, 'until', now);
+  if (until !== undefined) filter.until = parseNamedTimeBound('until', until, now);
   if (typeof filter.since === 'number' && typeof filter.until === 'number' && filter.since >= filter.until) {
     throw new InputError(`since: ${since} is not before until ${until}: the range is empty`);
   }

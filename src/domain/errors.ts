@@ -32,6 +32,20 @@ export class InputError extends HookledgerError {
   }
 }
 
+/**
+ * A value given to a library function is invalid. `option` names it as the API spells it
+ * (`before`, `batchSize`, `reason`), so each front end names its own flag or field; the
+ * message is `option: problem`. Exit 2.
+ */
+export class OptionError extends InputError {
+  constructor(
+    readonly option: string,
+    readonly problem: string,
+  ) {
+    super(`${option}: ${problem}`);
+  }
+}
+
 /** A command-line usage error (unknown flag, missing argument). Exit 2. */
 export class UsageError extends HookledgerError {
   override readonly exitCode = 2;

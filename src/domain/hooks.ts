@@ -5,6 +5,7 @@ import { ConfigError } from './errors.js';
 import type { Invocation } from './invocation.js';
 import { CAPABILITIES, MODES, type Capability, type Mode } from './outcomes.js';
 import { pointSchema, TOOL_POINTS, type Point } from './points.js';
+import { compileRedaction, redactSchema, RedactionRuleError, type RedactConfig } from './redaction.js';
 import { formatIssues, issueMessage, type HookResultInput } from './results.js';
 
 /** What an in-process hook receives besides the invocation. */
@@ -108,32 +109,6 @@ const defaultsSchema = z.strictObject({
   capability: z.enum(CAPABILITIES).optional(),
 });
 
-/**
- * What the ledger redacts before storing (docs/integrity.md). Hooks always see the original.
- * `defaults` (true unless set to false) applies the built-in rules for common secrets.
- */
-const redactSchema = z.strictObject({
-  defaults: z.boolean().optional(),
-  /** JSON paths replaced whole, relative to the invocation: `toolInput.env.API_TOKEN`, `*` one key, `**` any depth. */
-  paths: z.array(z.string().trim().min(1, 'a redaction path must not be blank')).optional(),
-  /** Regular expressions replaced in every string; named groups `pre`/`post` are kept. */
-  patterns: z
-    .array(
-      z.strictObject({
-        name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a pattern name is letters, digits, _, . or -'),
-        regex: z.string().min(1, 'regex must not be blank'),
-        flags: z
-          .string()
-          .regex(/^[dgimsuyv]*$/, 'flags must be JavaScript regular expression flags')
-          .optional(),
-      }),
-    )
-    .optional(),
-});
-
-/** A hook set's redaction configuration. */
-export type RedactConfig = z.output<typeof redactSchema>;
-
 const hookSetFields = {
   name: z.string().trim().min(1, 'name must not be blank'),
   version: z.union([z.string(), z.number()]).transform(String).optional(),
@@ -145,7 +120,7 @@ const hookSetFields = {
   redact: redactSchema.optional(),
 };
 
-/** A JSON hook-set file (DESIGN section 8). */
+/** A JSON hook-set file (docs/design.md §8). */
 export const declarativeHookSetSchema = z.strictObject({
   $schema: z.string().optional(),
   ...hookSetFields,
@@ -291,7 +266,7 @@ export function resolveHookSet(definition: unknown, where: string, baseDir?: str
       runtime: resolveRuntime(hook, baseDir),
     };
   });
-  if (set.redact) validateRedactPatterns(set.redact, where);
+  if (set.redact) validateRedaction(set.redact, where);
   const resolved = {
     name: set.name,
     version: set.version ?? '0',
@@ -389,20 +364,13 @@ function protocolField(protocol: WireProtocol): { protocol?: WireProtocol } {
   return protocol === 'claude' ? {} : { protocol };
 }
 
-function validateRedactPatterns(redact: RedactConfig, where: string): void {
-  for (const [i, pattern] of (redact.patterns ?? []).entries()) {
-    let regex: RegExp;
-    try {
-      regex = new RegExp(pattern.regex, pattern.flags);
-    } catch (error) {
-      throw new ConfigError(
-        `${where}: redact.patterns[${i}] ("${pattern.name}"): regex is not a valid regular expression (${(error as Error).message})`,
-      );
-    }
-    if (regex.test('')) throw new ConfigError(`${where}: redact.patterns[${i}] ("${pattern.name}"): regex matches the empty string`);
-  }
-  for (const [i, path] of (redact.paths ?? []).entries()) {
-    if (path.split('.').some((s) => s.trim() === '')) throw new ConfigError(`${where}: redact.paths[${i}]: "${path}" has an empty segment`);
+/** The redaction rules compile (domain/redaction.ts, the same check the ledger's Redactor makes). */
+function validateRedaction(redact: RedactConfig, where: string): void {
+  try {
+    compileRedaction(redact);
+  } catch (error) {
+    if (error instanceof RedactionRuleError) throw new RedactionRuleError(`${where}: ${error.message}`, { cause: error });
+    throw error;
   }
 }
 

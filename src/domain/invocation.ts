@@ -4,7 +4,7 @@ import { describeThrown, InputError } from './errors.js';
 import { frozenCopy, isPlainObject } from './frozen.js';
 
 /**
- * The canonical invocation (DESIGN section 8): one lifecycle event handed to the runner.
+ * The canonical invocation (docs/design.md §8): one lifecycle event handed to the runner.
  * Only `point` is required. Unknown keys are rejected so that a typo (`tool_name`) is
  * reported rather than silently ignored; adapters keep the agent's own payload in `raw`.
  */

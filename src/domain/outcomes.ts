@@ -32,7 +32,7 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
 export const INVOCATION_STATUSES = ['running', 'completed', 'interrupted'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
 
-/** The record of one hook for one invocation (DESIGN section 4). */
+/** The record of one hook for one invocation (docs/design.md §4). */
 export interface Outcome {
   hookId: string;
   point: Point;
@@ -67,7 +67,7 @@ export interface Outcome {
   durationUs: number | null;
 }
 
-/** All outcomes of one invocation plus the merged decision (DESIGN section 1, "report"). */
+/** All outcomes of one invocation plus the merged decision (docs/design.md §1, "report"). */
 export interface Report {
   invocationId: number;
   hookSet: { id: number; name: string; version: string; fingerprint: string };

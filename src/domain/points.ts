@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Canonical lifecycle points (DESIGN section 2). `other` records events hookledger does not know. */
+/** Canonical lifecycle points (docs/design.md §2). `other` records events hookledger does not know. */
 export const POINTS = [
   'session_start',
   'session_end',

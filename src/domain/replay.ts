@@ -1,7 +1,7 @@
 import type { Outcome } from './outcomes.js';
 import type { Decision } from './results.js';
 
-/** Replay's vocabulary (DESIGN section 7), shared by the replay engine, the ledger's replay store and the reports. */
+/** Replay's vocabulary (docs/design.md §7), shared by the replay engine, the ledger's replay store and the reports. */
 
 /**
  * How a replayed invocation's decision compares with the one it is measured against (the

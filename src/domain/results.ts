@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Reason codes a deny carries (DESIGN section 3). The last two are produced by the runner. */
+/** Reason codes a deny carries (docs/design.md §3). The last two are produced by the runner. */
 export const REASON_CODES = ['policy_violation', 'safety_violation', 'schema_violation', 'timeout', 'runtime_error'] as const;
 export type ReasonCode = (typeof REASON_CODES)[number];
 export const reasonCodeSchema = z.enum(REASON_CODES);
@@ -76,7 +76,10 @@ export type HookResult =
 
 export type ReturnedDecision = HookResult['decision'];
 
-/** Final decision of an invocation (DESIGN section 4). */
+/** What a hook can answer, as an outcome records it (`none`: no opinion). */
+export const RETURNED_DECISIONS = ['allow', 'deny', 'ask', 'modify', 'none'] as const satisfies readonly ReturnedDecision[];
+
+/** Final decision of an invocation (docs/design.md §4). */
 export const DECISIONS = ['allow', 'deny', 'ask', 'none'] as const;
 export type Decision = (typeof DECISIONS)[number];
 

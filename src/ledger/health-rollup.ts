@@ -284,7 +284,7 @@ export function rollupTotals(
     decodeHistogramInto(r.histogram, t.hist);
   };
   let toStore: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
-  let snapshot = { lastSeen: null as number | null, maxId: 0, pruneMark: 0, staleFrom: null as number | null };
+  let snapshot: RollupSnapshot = { lastSeen: null, maxId: 0, pruneMark: 0, staleFrom: null };
 
   s.transaction(() => {
     const lastSeen = prepared<[], number>(ledger, 'SELECT last_invocation_id FROM health_rollup_state WHERE id = 1').pluck().get() ?? null;
@@ -352,7 +352,9 @@ export function rollupTotals(
 
   if (!s.readonly && (toStore.length > 0 || snapshot.staleFrom !== null || snapshot.lastSeen !== snapshot.maxId)) {
     try {
-      store();
+      const stored = storeRollupHours(ledger, toStore, snapshot);
+      stats.built = stored.built;
+      stats.dropped = stored.dropped;
     } catch (error) {
       // The rollup is a cache: a ledger busy beyond busy_timeout (or read-only on disk) is still reported on, live.
       const code = (error as { code?: unknown }).code;
@@ -360,14 +362,35 @@ export function rollupTotals(
     }
   }
   return { totals, stats };
+}
 
-  function store(): void {
-    s.transaction(() => {
-      // A prune that ran since the snapshot may have removed rows these hours counted.
-      if ((prepared<[], number | null>(ledger, 'SELECT max(id) FROM prune_checkpoints').pluck().get() ?? 0) !== snapshot.pruneMark) return;
+/** What a rollupTotals read saw, so the hours it built are stored only if nothing invalidated them since. */
+interface RollupSnapshot {
+  lastSeen: number | null;
+  maxId: number;
+  pruneMark: number;
+  staleFrom: number | null;
+}
+
+/**
+ * Stores the hours a read built, in a short IMMEDIATE transaction of its own (the read ran
+ * under a snapshot): drops hours gone stale, writes the new ones and the highest invocation id
+ * seen. Stores nothing when a prune ran since the snapshot (it may have removed rows these
+ * hours counted).
+ */
+function storeRollupHours(
+  ledger: Ledger,
+  toStore: { hour: number; hooks: Map<string, HealthAcc> }[],
+  snapshot: RollupSnapshot,
+): { built: number; dropped: boolean } {
+  return ledger.sqlite
+    .transaction(() => {
+      const result = { built: 0, dropped: false };
+      if ((prepared<[], number | null>(ledger, 'SELECT max(id) FROM prune_checkpoints').pluck().get() ?? 0) !== snapshot.pruneMark)
+        return result;
       if (snapshot.staleFrom !== null) {
         prepared(ledger, 'DELETE FROM health_rollups WHERE hour >= ?').run(snapshot.staleFrom);
-        stats.dropped = prepared(ledger, 'DELETE FROM health_rollup_hours WHERE hour >= ?').run(snapshot.staleFrom).changes > 0;
+        result.dropped = prepared(ledger, 'DELETE FROM health_rollup_hours WHERE hour >= ?').run(snapshot.staleFrom).changes > 0;
       }
       const insertHour = prepared(ledger, 'INSERT OR REPLACE INTO health_rollup_hours (hour, built_at) VALUES (?, ?)');
       const insertRow = prepared(
@@ -399,13 +422,14 @@ export function rollupTotals(
         }
         insertHour.run(hour, at);
       }
-      stats.built = toStore.length;
+      result.built = toStore.length;
       prepared(
         ledger,
         'INSERT INTO health_rollup_state (id, last_invocation_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET last_invocation_id = max(last_invocation_id, excluded.last_invocation_id)',
       ).run(snapshot.maxId);
-    }).immediate();
-  }
+      return result;
+    })
+    .immediate();
 }
 
 /** Starts of the invocations still running or with a pending outcome (few: the partial indexes hold only them). */

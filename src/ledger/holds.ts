@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { NotFoundError, UsageError } from '../domain/errors.js';
+import { NotFoundError, OptionError } from '../domain/errors.js';
 import type { Ledger } from './open.js';
 import { prepared } from './statements.js';
 
@@ -22,10 +22,13 @@ function currentUser(): string {
   }
 }
 
-/** Places (or updates the reason of) a legal hold on a session. The session need not exist yet. */
+/**
+ * Places (or updates the reason of) a legal hold on a session. The session need not exist yet.
+ * @throws OptionError (`sessionId`, `reason`) when either is blank.
+ */
 export function placeHold(ledger: Ledger, sessionId: string, reason: string, heldBy = currentUser()): LegalHold {
-  if (sessionId.trim() === '') throw new UsageError('hold: the session id must not be blank');
-  if (reason.trim() === '') throw new UsageError('hold: --reason must say why the session is held (e.g. a case number)');
+  if (sessionId.trim() === '') throw new OptionError('sessionId', 'must not be blank');
+  if (reason.trim() === '') throw new OptionError('reason', 'must say why the session is held (e.g. a case number)');
   prepared(
     ledger,
     `INSERT INTO legal_holds (session_id, reason, held_by, created_at) VALUES (?, ?, ?, ?)

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import * as crypto from 'node:crypto';
+import type { InvocationRow, OutcomeRow, PruneCheckpointRow } from './rows.js';
 
 /**
  * The tamper-evidence chain's canonical form, shared by the write path (which appends links
@@ -17,8 +18,8 @@ import * as crypto from 'node:crypto';
  * One sha-256 per link keeps the commit cheap; to name the row that changed, the link also
  * stores a 32-bit check per row (`rows`), which verify consults only when the hash differs.
  *
- * The column lists are fixed here rather than `SELECT *`: a later migration that adds a
- * column must not change the digest of records written before it.
+ * The column lists are fixed here (`CHAIN_ENCODING_V1`) rather than `SELECT *`: a later
+ * migration that adds a column must not change the digest of records written before it.
  */
 
 /** prev_hash of the first link. */
@@ -27,45 +28,126 @@ export const GENESIS_HASH = '0'.repeat(64);
 export const LINK_KINDS = ['invocation', 'background', 'checkpoint'] as const;
 export type LinkKind = (typeof LINK_KINDS)[number];
 
+/**
+ * The chain's encoding, version 1: which stored columns each kind of link covers, in the order
+ * they are encoded. Frozen: a link's hash depends on this list, so a migration that adds a
+ * column does not change it (records written before must keep their digests); covering a new
+ * column takes a new version. Names are checked against the drizzle schema; the positions the
+ * write path and verify use are looked up from here, never written as numbers.
+ */
+export const CHAIN_ENCODING_V1 = {
+  version: 1,
+  /** Invocation columns; the hook set's fingerprint follows them (so re-pointing `hook_set_id` is caught). */
+  invocation: [
+    'id',
+    'hook_set_id',
+    'point',
+    'event_name',
+    'session_id',
+    'turn',
+    'tool_name',
+    'tool_use_id',
+    'agent',
+    'cwd',
+    'input_json',
+    'invocation_json',
+    'raw_json',
+    'modified_input_json',
+    'status',
+    'decision',
+    'decisive_hook_id',
+    'reason_code',
+    'message',
+    'context_json',
+    'redactions_json',
+    'started_at',
+    'finished_at',
+    'duration_us',
+    'pid',
+    'host',
+  ] as const satisfies readonly (keyof InvocationRow)[],
+  outcome: [
+    'id',
+    'invocation_id',
+    'hook_id',
+    'point',
+    'priority',
+    'registration_index',
+    'execution_order',
+    'mode',
+    'capability',
+    'runtime',
+    'status',
+    'decision',
+    'decisive',
+    'reason_code',
+    'message',
+    'payload_json',
+    'modified_input_json',
+    'additional_context',
+    'failure_reason',
+    'failure_detail',
+    'skip_reason',
+    'skipped_by',
+    'redactions_json',
+    'timeout_ms',
+    'started_at',
+    'duration_us',
+  ] as const satisfies readonly (keyof OutcomeRow)[],
+  /**
+   * The columns of a background outcome that was `pending` when its invocation committed: its
+   * identity only. The rest (start, result) is written later and covered by its own
+   * `background` link.
+   */
+  pendingOutcome: [
+    'id',
+    'invocation_id',
+    'hook_id',
+    'point',
+    'priority',
+    'registration_index',
+    'mode',
+    'capability',
+    'runtime',
+    'timeout_ms',
+  ] as const satisfies readonly (keyof OutcomeRow)[],
+  /** Result columns a pending (or recovered-as-interrupted) background outcome without its own link must leave empty. */
+  outcomeResult: [
+    'decision',
+    'reason_code',
+    'message',
+    'payload_json',
+    'modified_input_json',
+    'additional_context',
+    'failure_reason',
+    'skip_reason',
+    'skipped_by',
+    'redactions_json',
+    'duration_us',
+  ] as const satisfies readonly (keyof OutcomeRow)[],
+  checkpoint: ['id', 'at', 'before', 'invocations', 'outcomes', 'removed_json'] as const satisfies readonly (keyof PruneCheckpointRow)[],
+} as const;
+
+type OutcomeColumn = (typeof CHAIN_ENCODING_V1.outcome)[number];
+/** The position of an outcome column in the encoded row (and in the rows the selects below return). */
+export const outcomeColumnIndex = (name: OutcomeColumn): number => CHAIN_ENCODING_V1.outcome.indexOf(name);
+
 /** Invocation columns covered by the chain, plus the hook set's fingerprint (last). */
-export const INVOCATION_SELECT = `SELECT i.id, i.hook_set_id, i.point, i.event_name, i.session_id, i.turn, i.tool_name,
-    i.tool_use_id, i.agent, i.cwd, i.input_json, i.invocation_json, i.raw_json, i.modified_input_json, i.status,
-    i.decision, i.decisive_hook_id, i.reason_code, i.message, i.context_json, i.redactions_json, i.started_at,
-    i.finished_at, i.duration_us, i.pid, i.host, h.fingerprint
+export const INVOCATION_SELECT = `SELECT ${CHAIN_ENCODING_V1.invocation.map((c) => `i.${c}`).join(', ')}, h.fingerprint
   FROM invocations i LEFT JOIN hook_sets h ON h.id = i.hook_set_id WHERE i.id = ?`;
 
-/** Outcome columns covered by the chain. Index constants below follow this order. */
-const OUTCOME_COLUMNS = `id, invocation_id, hook_id, point, priority, registration_index, execution_order, mode,
-    capability, runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json,
-    additional_context, failure_reason, failure_detail, skip_reason, skipped_by, redactions_json, timeout_ms,
-    started_at, duration_us`;
+const OUTCOME_COLUMNS = CHAIN_ENCODING_V1.outcome.join(', ');
 export const OUTCOMES_OF_INVOCATION_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE invocation_id = ? ORDER BY id`;
 export const OUTCOME_SELECT = `SELECT ${OUTCOME_COLUMNS} FROM outcomes WHERE id = ?`;
-export const OUTCOME_ID = 0;
-export const OUTCOME_MODE = 7;
-export const OUTCOME_STATUS = 10;
-/**
- * Columns of a background outcome that was `pending` when its invocation committed: its
- * identity only. The rest (start, result) is written later and covered by its own
- * `background` link.
- */
-const PENDING_PROJECTION = [0, 1, 2, 3, 4, 5, 7, 8, 9, 23];
-/** Result columns a pending (or recovered-as-interrupted) background outcome without its own link must leave empty. */
-export const RESULT_COLUMNS: readonly [number, string][] = [
-  [11, 'decision'],
-  [13, 'reason_code'],
-  [14, 'message'],
-  [15, 'payload_json'],
-  [16, 'modified_input_json'],
-  [17, 'additional_context'],
-  [18, 'failure_reason'],
-  [20, 'skip_reason'],
-  [21, 'skipped_by'],
-  [22, 'redactions_json'],
-  [25, 'duration_us'],
-];
+export const OUTCOME_ID = outcomeColumnIndex('id');
+export const OUTCOME_STATUS = outcomeColumnIndex('status');
+const PENDING_PROJECTION = CHAIN_ENCODING_V1.pendingOutcome.map(outcomeColumnIndex);
+/** Result columns a pending (or recovered-as-interrupted) background outcome without its own link must leave empty, with their positions. */
+export const RESULT_COLUMNS: readonly [number, string][] = CHAIN_ENCODING_V1.outcomeResult.map((name) => [outcomeColumnIndex(name), name]);
 
-export const CHECKPOINT_SELECT = 'SELECT id, at, before, invocations, outcomes, removed_json FROM prune_checkpoints WHERE id = ?';
+export const CHECKPOINT_SELECT = `SELECT ${CHAIN_ENCODING_V1.checkpoint.join(', ')} FROM prune_checkpoints WHERE id = ?`;
+/** Position of `removed_json` in a checkpoint row. */
+export const CHECKPOINT_REMOVED = CHAIN_ENCODING_V1.checkpoint.indexOf('removed_json');
 
 export type RawRow = unknown[];
 
@@ -171,7 +253,7 @@ export function checkpointEntry(row: RawRow): RowEntry {
 
 /** The hash of one link. */
 export function linkHash(prevHash: string, seq: number, kind: string, refId: number, at: number, entries: readonly RowEntry[]): string {
-  const parts = [`hookledger-chain-v1\n${prevHash}\n${seq}\n${kind}\n${refId}\n${at}`];
+  const parts = [`hookledger-chain-v${CHAIN_ENCODING_V1.version}\n${prevHash}\n${seq}\n${kind}\n${refId}\n${at}`];
   for (const e of entries) parts.push(`\n${e.label}\n`, e.encoded);
   return sha256Hex(parts.join(''));
 }

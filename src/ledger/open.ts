@@ -1,5 +1,4 @@
 import Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -7,7 +6,6 @@ import { LedgerError } from '../domain/errors.js';
 import { stopCheckpointer } from './checkpoint.js';
 import { describeSqliteError, isProcessAlive } from './sqlite-errors.js';
 import { migrationsFolder } from './paths.js';
-import * as schema from './schema.js';
 
 /** How the ledger trades durability for speed; see the README's reliability section. */
 export type SyncMode = 'normal' | 'full';
@@ -27,11 +25,15 @@ export interface OpenLedgerOptions {
   cacheSizeKiB?: number;
 }
 
-/** An open ledger: the raw connection (for prepared statements) and drizzle over it (for queries). */
+/**
+ * An open ledger: the connection its prepared statements run on. Rows and column names are
+ * typed from the drizzle schema (ledger/schema.ts, ledger/rows.ts); no query builder runs on
+ * the per-invocation or report paths (measured: rebuilding a query per call costs more than
+ * the indexed reads it makes).
+ */
 export interface Ledger {
   readonly path: string;
   readonly sqlite: Database.Database;
-  readonly db: BetterSQLite3Database<typeof schema>;
   /** What recovery did on open. */
   readonly recovered: { invocations: number; outcomes: number };
   close(): void;
@@ -70,14 +72,13 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
     }
     sqlite.pragma('foreign_keys = ON');
     if (options.cacheSizeKiB !== undefined) sqlite.pragma(`cache_size = -${Math.max(1, Math.floor(options.cacheSizeKiB))}`);
-    const db = drizzle(sqlite, { schema });
     if (!options.readonly) applyMigrations(sqlite);
     const recovered = options.readonly ? { invocations: 0, outcomes: 0 } : recoverDeadWriters(sqlite);
     const close = () => {
       stopCheckpointer(sqlite); // its worker's connection first, so this close checkpoints as the last one
       sqlite.close();
     };
-    return { path, sqlite, db, recovered, close };
+    return { path, sqlite, recovered, close };
   } catch (error) {
     sqlite.close();
     if (error instanceof LedgerError) throw error;

@@ -1,13 +1,12 @@
 import type Database from 'better-sqlite3';
-import { UsageError } from '../domain/errors.js';
 import { ChainAppender, CHECKPOINT_SELECT, checkpointEntry, type RawRow } from './integrity.js';
 import type { Ledger } from './open.js';
 import { describeSqliteError } from './sqlite-errors.js';
 import { rollupInvalidator } from './health-rollup.js';
-import { LedgerError } from '../domain/errors.js';
+import { LedgerError, OptionError } from '../domain/errors.js';
 
 export interface PruneOptions {
-  /** Invocations started before this time (ms since the epoch) are removed. */
+  /** Invocations started before this time (ms since the epoch; `parseTimeBound` reads `180d` or a date) are removed. */
   before: number;
   /** Invocations removed per transaction. Default 500. */
   batchSize?: number;
@@ -37,20 +36,6 @@ export interface PruneReport {
   durationMs: number;
 }
 
-const DAY = 86_400_000;
-const UNITS: Record<string, number> = { min: 60_000, h: 3_600_000, d: DAY, w: 7 * DAY, y: 365 * DAY };
-
-/** `180d`, `12h`, `2w`, `1y`, `30min` (before now), or an ISO date/time. */
-export function parseCutoff(text: string, now = Date.now()): number {
-  const duration = /^(\d+)(min|h|d|w|y)$/.exec(text.trim());
-  if (duration) return now - Number(duration[1]) * UNITS[duration[2]!]!;
-  if (/^\d{4}-\d{2}-\d{2}/.test(text.trim())) {
-    const ms = Date.parse(text.trim());
-    if (!Number.isNaN(ms)) return ms;
-  }
-  throw new UsageError(`--before: "${text}" is neither an age (180d, 12h, 2w, 1y, 30min) nor an ISO date (2025-01-31)`);
-}
-
 /** Invocations a prune may remove: old, not held, not in progress. Parameters: before, after id. */
 const ELIGIBLE = `FROM invocations i
   WHERE i.started_at < ? AND i.id > ? AND i.status != 'running'
@@ -68,9 +53,9 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
   const started = Date.now();
   const batchSize = options.batchSize ?? 500;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000)
-    throw new UsageError('--batch-size must be an integer from 1 to 100000');
+    throw new OptionError('batchSize', `must be an integer from 1 to 100000, got ${batchSize}`);
   if (options.before > started)
-    throw new UsageError(`--before ${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
+    throw new OptionError('before', `${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
   const s = ledger.sqlite;
   const pauseMs = options.pauseMs ?? 5;
   const before = options.before;

@@ -12,21 +12,7 @@
  *   `client_secret`, `authorization` or `*_TOKEN`.
  */
 
-/** How a hook set configures redaction (the `redact` field of a hook set). */
-export interface RedactionConfig {
-  /** Apply the built-in rules for common secrets. Default true. */
-  defaults?: boolean | undefined;
-  /** JSON paths replaced whole, relative to the invocation (`toolInput.env.API_TOKEN`, `raw.tool_input.*.password`). */
-  paths?: string[] | undefined;
-  /** Extra regular expressions; the marker names the rule: `[REDACTED:<name>]`. */
-  patterns?: { name: string; regex: string; flags?: string | undefined }[] | undefined;
-}
-
-/** A compiled pattern rule. */
-export interface PatternRule {
-  name: string;
-  regex: RegExp;
-}
+import { compilePattern, compileRedaction, type PatternRule, type RedactConfig } from '../domain/redaction.js';
 
 /** What redaction did to one value. */
 export interface Redacted<T> {
@@ -72,6 +58,9 @@ export const DEFAULT_PATTERNS: readonly { name: string; regex: string; flags?: s
   },
 ];
 
+/** The built-in patterns, compiled once and shared (redactString resets each one's lastIndex before use). */
+const DEFAULT_RULES: readonly PatternRule[] = DEFAULT_PATTERNS.map((p) => compilePattern(p, `built-in pattern "${p.name}"`));
+
 /** Keys whose string values are secrets whatever they look like (a default rule). */
 const SECRET_KEY =
   /^(?:.*[_-])?(?:password|passwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|token|auth[_-]?token|access[_-]?token|refresh[_-]?token|session[_-]?token)$/i;
@@ -102,8 +91,6 @@ const MAX_DEPTH = 200;
 /** Strings shorter than this cannot hold any built-in secret; skipping them keeps the common case cheap. */
 const MIN_SECRET_LENGTH = 8;
 
-export class RedactionRuleError extends Error {}
-
 /** A compiled set of rules. */
 export class Redactor {
   readonly patterns: readonly PatternRule[];
@@ -122,12 +109,13 @@ export class Redactor {
   private at: string[] = [];
   private matchAt: string[] = [];
 
-  constructor(config: RedactionConfig = {}) {
+  /** @throws RedactionRuleError naming a rule that cannot be used (domain/redaction.ts). */
+  constructor(config: RedactConfig = {}) {
     const defaults = config.defaults ?? true;
-    const specs = [...(defaults ? DEFAULT_PATTERNS : []), ...(config.patterns ?? [])];
-    this.patterns = specs.map((p) => ({ name: p.name, regex: compilePattern(p.name, p.regex, p.flags) }));
-    this.defaultCount = defaults ? DEFAULT_PATTERNS.length : 0;
-    this.pathRules = (config.paths ?? []).map((p) => p.split('.').filter((s) => s !== ''));
+    const configured = compileRedaction(config);
+    this.patterns = [...(defaults ? DEFAULT_RULES : []), ...configured.patterns];
+    this.defaultCount = defaults ? DEFAULT_RULES.length : 0;
+    this.pathRules = configured.paths;
     this.secretKeys = defaults;
     // A configured pattern may match short strings; only the built-ins justify the shortcut.
     this.minLength = config.patterns && config.patterns.length > 0 ? 1 : MIN_SECRET_LENGTH;
@@ -277,18 +265,6 @@ function copyRecord(record: Record<string, unknown>): Record<string, unknown> {
   return copy;
 }
 
-function compilePattern(name: string, source: string, flags = ''): RegExp {
-  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new RedactionRuleError(`pattern name "${name}" must be letters, digits, _, . or -`);
-  try {
-    const regex = new RegExp(source, flags.includes('g') ? flags : `${flags}g`);
-    if (regex.test('')) throw new RedactionRuleError(`pattern "${name}" matches the empty string`);
-    return regex;
-  } catch (error) {
-    if (error instanceof RedactionRuleError) throw error;
-    throw new RedactionRuleError(`pattern "${name}": ${(error as Error).message}`);
-  }
-}
-
 /** `*` matches one segment, `**` any number (including none). */
 function globMatch(rule: string[], ri: number, path: string[], pi: number): boolean {
   while (ri < rule.length) {
@@ -304,15 +280,7 @@ function globMatch(rule: string[], ri: number, path: string[], pi: number): bool
   return pi === path.length;
 }
 
-/** Checks a configuration without keeping the compiled rules; throws RedactionRuleError naming the bad rule. */
-export function validateRedaction(config: RedactionConfig): void {
-  new Redactor(config);
-  for (const path of config.paths ?? []) {
-    if (path.split('.').some((s) => s === '')) throw new RedactionRuleError(`path "${path}" has an empty segment`);
-  }
-}
-
 /** Redacts one value with a configuration (convenience over `new Redactor(config).redact`). */
-export function redact<T>(value: T, config: RedactionConfig = {}): Redacted<T> {
+export function redact<T>(value: T, config: RedactConfig = {}): Redacted<T> {
   return new Redactor(config).redact(value);
 }

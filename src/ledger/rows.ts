@@ -1,17 +1,6 @@
-import type {
-  Capability,
-  FailureReason,
-  InvocationStatus,
-  Mode,
-  Outcome,
-  OutcomeStatus,
-  RuntimeKind,
-  SkipReason,
-} from '../domain/outcomes.js';
-import type { Point } from '../domain/points.js';
-import type { Decision, ReasonCode, ReturnedDecision } from '../domain/results.js';
+import type { Outcome } from '../domain/outcomes.js';
 import { fromJsonText } from './json-text.js';
-import type { invocations, outcomes } from './schema.js';
+import type { hookSets, invocations, outcomes, pruneCheckpoints, replayResults, replayRuns } from './schema.js';
 
 /**
  * A row of a drizzle table as better-sqlite3 returns it from `SELECT *`: snake_case columns,
@@ -27,6 +16,18 @@ export type OutcomeRow = StoredRow<typeof outcomes>;
 /** A stored invocation row. */
 export type InvocationRow = StoredRow<typeof invocations>;
 
+/** A stored prune checkpoint row. */
+export type PruneCheckpointRow = StoredRow<typeof pruneCheckpoints>;
+
+/** A stored hook set row. */
+export type HookSetRow = StoredRow<typeof hookSets>;
+
+/** A stored replay run row. */
+export type ReplayRunRow = StoredRow<typeof replayRuns>;
+
+/** A stored replay result row. */
+export type ReplayResultRow = StoredRow<typeof replayResults>;
+
 type SnakeCase<S extends string> = S extends `${infer H}${infer T}`
   ? `${H extends Lowercase<H> ? H : `_${Lowercase<H>}`}${SnakeCase<T>}`
   : S;
@@ -38,24 +39,24 @@ export const OUTCOME_ORDER = `execution_order IS NULL, execution_order, mode = '
 export function outcomeFromRow(row: OutcomeRow): Outcome {
   return {
     hookId: row.hook_id,
-    point: row.point as Point,
+    point: row.point,
     priority: row.priority,
     registrationIndex: row.registration_index,
     executionOrder: row.execution_order,
-    mode: row.mode as Mode,
-    capability: row.capability as Capability,
-    runtime: row.runtime as RuntimeKind,
-    status: row.status as OutcomeStatus,
-    decision: row.decision as ReturnedDecision | null,
+    mode: row.mode,
+    capability: row.capability,
+    runtime: row.runtime,
+    status: row.status,
+    decision: row.decision,
     decisive: row.decisive === 1,
-    reasonCode: row.reason_code as ReasonCode | null,
+    reasonCode: row.reason_code,
     message: row.message,
     payload: fromJsonText(row.payload_json),
     modifiedInput: fromJsonText(row.modified_input_json),
     additionalContext: row.additional_context,
-    failureReason: row.failure_reason as FailureReason | null,
+    failureReason: row.failure_reason,
     failureDetail: row.failure_detail,
-    skipReason: row.skip_reason as SkipReason | null,
+    skipReason: row.skip_reason,
     skippedBy: row.skipped_by,
     timeoutMs: row.timeout_ms,
     startedAt: row.started_at,
@@ -63,31 +64,32 @@ export function outcomeFromRow(row: OutcomeRow): Outcome {
   };
 }
 
-/** The invocation-level fields every report shows. */
-export interface InvocationSummary {
-  id: number;
-  point: Point;
-  eventName: string | null;
-  sessionId: string | null;
-  turn: number | null;
-  toolName: string | null;
-  toolUseId: string | null;
-  agent: string | null;
-  cwd: string | null;
-  status: InvocationStatus;
-  decision: Decision | null;
-  decisiveHookId: string | null;
-  reasonCode: ReasonCode | null;
-  message: string | null;
-  startedAt: number;
-  durationUs: number | null;
-  hookSetId: number;
-}
+/** The invocation-level fields every report shows (camelCase, typed by the schema). */
+export type InvocationSummary = Pick<
+  (typeof invocations)['$inferSelect'],
+  | 'id'
+  | 'point'
+  | 'eventName'
+  | 'sessionId'
+  | 'turn'
+  | 'toolName'
+  | 'toolUseId'
+  | 'agent'
+  | 'cwd'
+  | 'status'
+  | 'decision'
+  | 'decisiveHookId'
+  | 'reasonCode'
+  | 'message'
+  | 'startedAt'
+  | 'durationUs'
+  | 'hookSetId'
+>;
 
 export function invocationSummaryFromRow(row: InvocationRow): InvocationSummary {
   return {
     id: row.id,
-    point: row.point as Point,
+    point: row.point,
     eventName: row.event_name,
     sessionId: row.session_id,
     turn: row.turn,
@@ -95,10 +97,10 @@ export function invocationSummaryFromRow(row: InvocationRow): InvocationSummary 
     toolUseId: row.tool_use_id,
     agent: row.agent,
     cwd: row.cwd,
-    status: row.status as InvocationStatus,
-    decision: row.decision as Decision | null,
+    status: row.status,
+    decision: row.decision,
     decisiveHookId: row.decisive_hook_id,
-    reasonCode: row.reason_code as ReasonCode | null,
+    reasonCode: row.reason_code,
     message: row.message,
     startedAt: row.started_at,
     durationUs: row.duration_us,

@@ -1,9 +1,19 @@
 import { sql } from 'drizzle-orm';
 import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { STRATEGIES } from '../domain/hooks.js';
+import { CAPABILITIES, FAILURE_REASONS, INVOCATION_STATUSES, MODES, OUTCOME_STATUSES, RUNTIMES, SKIP_REASONS } from '../domain/outcomes.js';
+import { POINTS } from '../domain/points.js';
+import { CHANGE_KINDS, REPLAY_RUN_STATUSES } from '../domain/replay.js';
+import { DECISIONS, REASON_CODES, RETURNED_DECISIONS } from '../domain/results.js';
+import { LINK_KINDS } from './integrity.js';
 
 /**
- * The ledger's tables. Times are ms since the epoch, durations µs, JSON as text
- * (DESIGN section 5). Columns are snake_case; drizzle maps them to camelCase rows.
+ * The ledger's tables: the one source of column names and row types (docs/design.md §5).
+ * Times are ms since the epoch, durations µs, JSON as text. Columns are snake_case; the read
+ * and write paths use raw prepared statements (measured: a query builder rebuilt per call
+ * costs more than the indexed reads), so their rows are typed from here as `StoredRow`
+ * (ledger/rows.ts): snake_case keys with these columns' types. Enumerated columns name their
+ * values (`{ enum }`): SQLite does not check them (no migration), TypeScript does.
  */
 
 /** A hook set, stored once per fingerprint. */
@@ -14,7 +24,7 @@ export const hookSets = sqliteTable(
     fingerprint: text('fingerprint').notNull(),
     name: text('name').notNull(),
     version: text('version').notNull(),
-    strategy: text('strategy').notNull(),
+    strategy: text('strategy', { enum: STRATEGIES }).notNull(),
     definitionJson: text('definition_json').notNull(),
     createdAt: integer('created_at').notNull(),
   },
@@ -29,7 +39,7 @@ export const invocations = sqliteTable(
     hookSetId: integer('hook_set_id')
       .notNull()
       .references(() => hookSets.id),
-    point: text('point').notNull(),
+    point: text('point', { enum: POINTS }).notNull(),
     /** The agent's own event name (e.g. `PreToolUse`, or an unknown Claude Code event). */
     eventName: text('event_name'),
     sessionId: text('session_id'),
@@ -46,10 +56,10 @@ export const invocations = sqliteTable(
     rawJson: text('raw_json'),
     /** The input as hooks left it, when any hook modified it. */
     modifiedInputJson: text('modified_input_json'),
-    status: text('status').notNull(),
-    decision: text('decision'),
+    status: text('status', { enum: INVOCATION_STATUSES }).notNull(),
+    decision: text('decision', { enum: DECISIONS }),
     decisiveHookId: text('decisive_hook_id'),
-    reasonCode: text('reason_code'),
+    reasonCode: text('reason_code', { enum: REASON_CODES }),
     message: text('message'),
     /** JSON array of strings the hooks supplied as additional context. */
     contextJson: text('context_json'),
@@ -114,24 +124,24 @@ export const outcomes = sqliteTable(
       .notNull()
       .references(() => invocations.id, { onDelete: 'cascade' }),
     hookId: text('hook_id').notNull(),
-    point: text('point').notNull(),
+    point: text('point', { enum: POINTS }).notNull(),
     priority: integer('priority').notNull(),
     registrationIndex: integer('registration_index').notNull(),
     executionOrder: integer('execution_order'),
-    mode: text('mode').notNull(),
-    capability: text('capability').notNull(),
-    runtime: text('runtime').notNull(),
-    status: text('status').notNull(),
-    decision: text('decision'),
+    mode: text('mode', { enum: MODES }).notNull(),
+    capability: text('capability', { enum: CAPABILITIES }).notNull(),
+    runtime: text('runtime', { enum: RUNTIMES }).notNull(),
+    status: text('status', { enum: OUTCOME_STATUSES }).notNull(),
+    decision: text('decision', { enum: RETURNED_DECISIONS }),
     decisive: integer('decisive', { mode: 'boolean' }).notNull(),
-    reasonCode: text('reason_code'),
+    reasonCode: text('reason_code', { enum: REASON_CODES }),
     message: text('message'),
     payloadJson: text('payload_json'),
     modifiedInputJson: text('modified_input_json'),
     additionalContext: text('additional_context'),
-    failureReason: text('failure_reason'),
+    failureReason: text('failure_reason', { enum: FAILURE_REASONS }),
     failureDetail: text('failure_detail'),
-    skipReason: text('skip_reason'),
+    skipReason: text('skip_reason', { enum: SKIP_REASONS }),
     skippedBy: text('skipped_by'),
     /** JSON list of the paths (message, payload.token ...) redaction replaced in this outcome before storage. */
     redactionsJson: text('redactions_json'),
@@ -162,7 +172,7 @@ export const replayRuns = sqliteTable('replay_runs', {
   baselineHookSetId: integer('baseline_hook_set_id').references(() => hookSets.id),
   filterJson: text('filter_json').notNull(),
   /** running, completed, incomplete (interrupted; results so far kept). */
-  status: text('status').notNull(),
+  status: text('status', { enum: REPLAY_RUN_STATUSES }).notNull(),
   startedAt: integer('started_at').notNull(),
   finishedAt: integer('finished_at'),
   /** JSON object of totals by change kind. */
@@ -184,9 +194,9 @@ export const replayResults = sqliteTable(
       .references(() => replayRuns.id, { onDelete: 'cascade' }),
     invocationId: integer('invocation_id').notNull(),
     /** unchanged, newly_denied, newly_allowed, now_asks, other_hook, other_reason, modified_differently, failed. */
-    change: text('change').notNull(),
-    oldDecision: text('old_decision'),
-    newDecision: text('new_decision'),
+    change: text('change', { enum: CHANGE_KINDS }).notNull(),
+    oldDecision: text('old_decision', { enum: DECISIONS }),
+    newDecision: text('new_decision', { enum: DECISIONS }),
     oldDecisiveHookId: text('old_decisive_hook_id'),
     newDecisiveHookId: text('new_decisive_hook_id'),
     /** The new report's outcomes and the per-hook diff, as JSON. */
@@ -208,7 +218,7 @@ export const chain = sqliteTable(
   {
     seq: integer('seq').primaryKey(),
     /** invocation (an invocation with its outcomes), background (a completed background outcome), checkpoint (a prune). */
-    kind: text('kind').notNull(),
+    kind: text('kind', { enum: LINK_KINDS }).notNull(),
     /** invocations.id, outcomes.id or prune_checkpoints.id, by kind. */
     refId: integer('ref_id').notNull(),
     prevHash: text('prev_hash').notNull(),

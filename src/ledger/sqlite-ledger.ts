@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { RecorderOptions } from '../runner/recorder.js';
 import type { Ledger, ReplayRunWriter, ReplaySourceReader } from './ledger.js';
 import { openLedger as openSqliteFile, type Ledger as SqliteHandle, type OpenLedgerOptions } from './open.js';
@@ -11,7 +10,6 @@ import type { HealthOptions } from './queries/health.js';
 import type { PageRequest } from './queries/paging.js';
 import type { ReplaySelection } from './queries/replay-source.js';
 import type { ReplayStore } from './replay-store.js';
-import type * as schema from './schema.js';
 import type { VerifyOptions } from './verify.js';
 import { LedgerWriter } from './write.js';
 
@@ -21,7 +19,7 @@ import { LedgerWriter } from './write.js';
  * this class adds only the engine-neutral shape. The query modules are imported on first use,
  * so the write path (`hookledger claude`, `hookledger run`) loads only open.ts and write.ts.
  *
- * It is also the `SqliteHandle` those modules take (`path`, `sqlite`, `db`), so SQLite-only
+ * It is also the `SqliteHandle` those modules take (`path`, `sqlite`), so SQLite-only
  * tools and tests can still call them directly.
  */
 export class SqliteLedger implements Ledger, SqliteHandle {
@@ -44,9 +42,6 @@ export class SqliteLedger implements Ledger, SqliteHandle {
   /** The raw connection, for SQLite-only tools (prepared statements, tests). */
   get sqlite(): Database.Database {
     return this.handle.sqlite;
-  }
-  get db(): BetterSQLite3Database<typeof schema> {
-    return this.handle.db;
   }
   get recovered(): { invocations: number; outcomes: number } {
     return this.handle.recovered;

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { IntegrityError } from '../domain/errors.js';
 import {
   checkpointEntry,
+  CHECKPOINT_REMOVED,
   CHECKPOINT_SELECT,
   GENESIS_HASH,
   INVOCATION_SELECT,
@@ -83,6 +84,42 @@ export interface VerifyOptions {
 
 type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
 
+/** The statements verify reads with, prepared once per run. */
+interface VerifyStatements {
+  linksAfter: Database.Statement<[number, number], LinkRow>;
+  checkpointLinks: Database.Statement<[], LinkRow>;
+  invocation: Database.Statement<[number], RawRow>;
+  outcomesOf: Database.Statement<[number], RawRow>;
+  outcome: Database.Statement<[number], RawRow>;
+  checkpoint: Database.Statement<[number], RawRow>;
+  backgroundLinked: Database.Statement<[number], number>;
+}
+
+/** The record a link covers, to name it when the next link does not follow it. */
+interface Ref {
+  label: string;
+  table: IntegrityProblem['table'];
+  id: number;
+}
+
+/** Everything one verify run accumulates, passed through its steps. */
+interface VerifyState {
+  readonly s: Database.Database;
+  readonly q: VerifyStatements;
+  readonly batchSize: number;
+  readonly maxProblems: number;
+  problems: IntegrityProblem[];
+  problemCount: number;
+  /** Link runs that prune checkpoints removed (read first: a gap early in the chain is explained by a checkpoint later in it). */
+  pruned: PrunedRanges;
+  records: VerifyReport['records'];
+  links: number;
+  /** Invocations whose link remains but whose row is gone: their outcomes are not reported again as orphans. */
+  removedInvocations: Set<number>;
+  /** The last link walked and the record it covers. */
+  prev: { seq: number; hash: string } & Ref;
+}
+
 /**
  * Checks the tamper-evidence chain: walks every link in seq order, recomputes its hash from
  * the rows it covers and the previous link, and then looks for rows no link covers. Reads one
@@ -92,242 +129,306 @@ type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash
 export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): VerifyReport {
   const started = Date.now();
   const s = ledger.sqlite;
-  const batchSize = options.batchSize ?? 1000;
-  const maxProblems = options.maxProblems ?? 100;
-  const problems: IntegrityProblem[] = [];
-  let problemCount = 0;
-  const report = (p: IntegrityProblem) => {
-    problemCount++;
-    if (problems.length < maxProblems) problems.push(p);
-  };
-
-  const linksAfter = s
-    .prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?')
-    .raw() as Database.Statement<[number, number], LinkRow>;
-  const checkpointLinks = s
-    .prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`)
-    .raw() as Database.Statement<[], LinkRow>;
-  const selectInvocation = s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
-  const selectOutcomes = s.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>;
-  const selectOutcome = s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>;
-  const selectCheckpoint = s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>;
-  const backgroundLinked = s.prepare(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = ?`).pluck() as Database.Statement<
-    [number],
-    number
-  >;
-
+  const q = prepareStatements(s);
   return s
     .transaction((): VerifyReport => {
-      // Prune checkpoints first: a gap early in the chain is explained by a checkpoint later in it.
-      const pruned = new PrunedRanges();
-      for (const link of checkpointLinks.all()) {
-        const row = selectCheckpoint.get(link[2]);
-        if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4]) pruned.add(row[5] as string);
-      }
-
-      const records = { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 };
-      const removedInvocations = new Set<number>();
-      let links = 0;
-      type Ref = { label: string; table: IntegrityProblem['table']; id: number };
-      let prev: { seq: number; hash: string } & Ref = {
-        seq: 0,
-        hash: GENESIS_HASH,
-        label: 'the start of the chain',
-        table: 'chain',
-        id: 0,
+      const state: VerifyState = {
+        s,
+        q,
+        batchSize: options.batchSize ?? 1000,
+        maxProblems: options.maxProblems ?? 100,
+        problems: [],
+        problemCount: 0,
+        pruned: readPrunedRanges(q),
+        records: { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 },
+        links: 0,
+        removedInvocations: new Set(),
+        prev: { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain', id: 0 },
       };
-      for (;;) {
-        const batch = linksAfter.all(prev.seq, batchSize);
-        if (batch.length === 0) break;
-        for (const link of batch) {
-          const [seq, kind, refId, prevHash, hash, at, rowsText] = link;
-          links++;
-          let expected = prev.hash;
-          if (seq !== prev.seq + 1) {
-            const end = pruned.endHash(prev.seq + 1, seq - 1);
-            if (end !== undefined) expected = end;
-            else {
-              report({
-                kind: 'removed',
-                table: 'chain',
-                id: prev.seq + 1,
-                seq: prev.seq + 1,
-                detail: `chain links ${prev.seq + 1}..${seq - 1} are missing and no prune checkpoint accounts for them (records deleted with their links)`,
-              });
-              expected = prevHash;
-            }
-          }
-          if (prevHash !== expected) {
-            report({
-              kind: 'changed',
-              table: prev.table,
-              id: prev.id,
-              seq: prev.seq,
-              detail: `${prev.label}: its link ${prev.seq} was rewritten or replaced (link ${seq} does not follow it)`,
-            });
-          }
-          const ref = checkLink(kind, refId, seq, prevHash, hash, at, rowsText);
-          prev = { seq, hash, ...ref };
-        }
-      }
-
-      function checkLink(kind: string, refId: number, seq: number, prevHash: string, hash: string, at: number, rowsText: string): Ref {
-        if (kind === 'invocation') {
-          records.invocations++;
-          const row = selectInvocation.get(refId);
-          if (!row) {
-            removedInvocations.add(refId);
-            report({ kind: 'removed', table: 'invocations', id: refId, seq, detail: `invocation #${refId} (link ${seq}) is gone` });
-            return { label: `invocation #${refId}`, table: 'invocations', id: refId };
-          }
-          const stored = parseRowsText(rowsText);
-          const outcomes = selectOutcomes.all(refId);
-          const entries: RowEntry[] = [invocationEntry(row)];
-          for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
-          if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) {
-            diagnoseInvocationLink(refId, seq, stored, entries).forEach(report);
-            return { label: `invocation #${refId}`, table: 'invocations', id: refId };
-          }
-          for (const o of outcomes) {
-            const id = o[OUTCOME_ID] as number;
-            if (!stored.get(`o${id}`)?.pending || backgroundLinked.get(id) !== undefined) continue;
-            const problem = uncommittedCompletion(o, refId, seq);
-            if (problem) report(problem);
-          }
-          return { label: `invocation #${refId}`, table: 'invocations', id: refId };
-        }
-        if (kind === 'background') {
-          records.backgroundOutcomes++;
-          const row = selectOutcome.get(refId);
-          if (!row)
-            report({ kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
-          else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash) {
-            report({
-              kind: 'changed',
-              table: 'outcomes',
-              id: refId,
-              seq,
-              detail: `background outcome #${refId} differs from what was committed (link ${seq})`,
-            });
-          }
-          return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
-        }
-        if (kind === 'checkpoint') {
-          records.checkpoints++;
-          const row = selectCheckpoint.get(refId);
-          if (!row)
-            report({
-              kind: 'removed',
-              table: 'prune_checkpoints',
-              id: refId,
-              seq,
-              detail: `prune checkpoint #${refId} (link ${seq}) is gone`,
-            });
-          else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) {
-            report({
-              kind: 'changed',
-              table: 'prune_checkpoints',
-              id: refId,
-              seq,
-              detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})`,
-            });
-          }
-          return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
-        }
-        report({ kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
-        return { label: `link ${seq}`, table: 'chain', id: seq };
-      }
-
-      // Rows that no link covers.
-      const unlinked = s
-        .prepare(
-          `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id) FROM invocations i
-           WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
-        )
-        .raw()
-        .iterate() as IterableIterator<[number, string, string | null, number]>;
-      let uncommitted = 0;
-      for (const [id, status, decision, hasOutcomes] of unlinked) {
-        if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === 0) uncommitted++;
-        else
-          report({
-            kind: 'inserted',
-            table: 'invocations',
-            id,
-            seq: null,
-            detail: `invocation #${id} (${status}, decision ${decision ?? 'none'}) has no chain link: it was not committed by hookledger`,
-          });
-      }
-      const orphans = s
-        .prepare('SELECT id, invocation_id FROM outcomes WHERE invocation_id NOT IN (SELECT id FROM invocations) ORDER BY id')
-        .raw()
-        .all() as [number, number][];
-      for (const [id, invocationId] of orphans) {
-        if (removedInvocations.has(invocationId)) continue;
-        report({
-          kind: 'inserted',
-          table: 'outcomes',
-          id,
-          seq: null,
-          detail: `outcome #${id} belongs to no invocation (#${invocationId} does not exist)`,
-        });
-      }
-      const unlinkedCheckpoints = s
-        .prepare(
-          `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`,
-        )
-        .pluck()
-        .all() as number[];
-      for (const id of unlinkedCheckpoints)
-        report({ kind: 'inserted', table: 'prune_checkpoints', id, seq: null, detail: `prune checkpoint #${id} has no chain link` });
-      for (const [id, fingerprint, definition, name, version, strategy] of s
-        .prepare('SELECT id, fingerprint, definition_json, name, version, strategy FROM hook_sets ORDER BY id')
-        .raw()
-        .iterate() as IterableIterator<[number, string, string, string, string, string]>) {
-        if (!hookSetIntact(fingerprint, definition, name, version, strategy)) {
-          report({
-            kind: 'changed',
-            table: 'hook_sets',
-            id,
-            seq: null,
-            detail: `hook set #${id} ("${name}") does not match its fingerprint ${fingerprint.slice(0, 12)}`,
-          });
-        }
-      }
-
+      walkChain(state);
+      const uncommitted = checkUnlinkedInvocations(state);
+      checkOrphanOutcomes(state);
+      checkUnlinkedCheckpoints(state);
+      checkHookSets(state);
       const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as
         { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
-      let anchor: AnchorCheck | undefined;
-      if (options.anchor) {
-        anchor = checkAnchor(s, options.anchor, head, pruned);
-        if (anchor.status === 'mismatch') {
-          report({
-            kind: options.anchor.seq > head.seq ? 'removed' : 'changed',
-            table: 'chain',
-            id: options.anchor.seq,
-            seq: options.anchor.seq,
-            detail:
-              options.anchor.seq > head.seq
-                ? `the anchor recorded link ${options.anchor.seq} but the chain ends at ${head.seq}: links were removed from its end`
-                : `link ${options.anchor.seq} differs from the anchor: the chain was rewritten after the anchor was written`,
-          });
-        }
-      }
+      const anchor = options.anchor ? checkAnchorStep(state, options.anchor, head) : undefined;
       return {
-        ok: problemCount === 0,
+        ok: state.problemCount === 0,
         path: ledger.path,
-        links,
-        records,
-        prunedLinks: pruned.count,
+        links: state.links,
+        records: state.records,
+        prunedLinks: state.pruned.count,
         uncommitted,
         head,
-        problems,
-        problemCount,
+        problems: state.problems,
+        problemCount: state.problemCount,
         ...(anchor ? { anchor } : {}),
         durationMs: Date.now() - started,
       };
     })
     .deferred();
+}
+
+function prepareStatements(s: Database.Database): VerifyStatements {
+  return {
+    linksAfter: s
+      .prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?')
+      .raw() as Database.Statement<[number, number], LinkRow>,
+    checkpointLinks: s
+      .prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`)
+      .raw() as Database.Statement<[], LinkRow>,
+    invocation: s.prepare(INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>,
+    outcomesOf: s.prepare(OUTCOMES_OF_INVOCATION_SELECT).raw() as Database.Statement<[number], RawRow>,
+    outcome: s.prepare(OUTCOME_SELECT).raw() as Database.Statement<[number], RawRow>,
+    checkpoint: s.prepare(CHECKPOINT_SELECT).raw() as Database.Statement<[number], RawRow>,
+    backgroundLinked: s.prepare(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = ?`).pluck() as Database.Statement<
+      [number],
+      number
+    >,
+  };
+}
+
+function report(state: VerifyState, problem: IntegrityProblem): void {
+  state.problemCount++;
+  if (state.problems.length < state.maxProblems) state.problems.push(problem);
+}
+
+/** Step 1: the runs of links that intact prune checkpoints account for. */
+function readPrunedRanges(q: VerifyStatements): PrunedRanges {
+  const pruned = new PrunedRanges();
+  for (const link of q.checkpointLinks.all()) {
+    const row = q.checkpoint.get(link[2]);
+    if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4])
+      pruned.add(row[CHECKPOINT_REMOVED] as string);
+  }
+  return pruned;
+}
+
+/** Step 2: every link in seq order, in batches: each follows the one before it and matches the rows it covers. */
+function walkChain(state: VerifyState): void {
+  for (;;) {
+    const batch = state.q.linksAfter.all(state.prev.seq, state.batchSize);
+    if (batch.length === 0) return;
+    for (const link of batch) followLink(state, link);
+  }
+}
+
+/** A link's place in the chain: no unexplained gap before it, and its prev_hash is the previous link's hash. */
+function followLink(state: VerifyState, link: LinkRow): void {
+  const [seq, , , prevHash, hash] = link;
+  const prev = state.prev;
+  state.links++;
+  let expected = prev.hash;
+  if (seq !== prev.seq + 1) {
+    const end = state.pruned.endHash(prev.seq + 1, seq - 1);
+    if (end !== undefined) expected = end;
+    else {
+      report(state, {
+        kind: 'removed',
+        table: 'chain',
+        id: prev.seq + 1,
+        seq: prev.seq + 1,
+        detail: `chain links ${prev.seq + 1}..${seq - 1} are missing and no prune checkpoint accounts for them (records deleted with their links)`,
+      });
+      expected = prevHash;
+    }
+  }
+  if (prevHash !== expected) {
+    report(state, {
+      kind: 'changed',
+      table: prev.table,
+      id: prev.id,
+      seq: prev.seq,
+      detail: `${prev.label}: its link ${prev.seq} was rewritten or replaced (link ${seq} does not follow it)`,
+    });
+  }
+  state.prev = { seq, hash, ...checkLink(state, link) };
+}
+
+/** The rows a link covers still hash to it. */
+function checkLink(state: VerifyState, link: LinkRow): Ref {
+  const [seq, kind] = link;
+  if (kind === 'invocation') return checkInvocationLink(state, link);
+  if (kind === 'background') return checkBackgroundLink(state, link);
+  if (kind === 'checkpoint') return checkCheckpointLink(state, link);
+  report(state, { kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
+  return { label: `link ${seq}`, table: 'chain', id: seq };
+}
+
+function checkInvocationLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at, rowsText]: LinkRow): Ref {
+  const ref: Ref = { label: `invocation #${refId}`, table: 'invocations', id: refId };
+  state.records.invocations++;
+  const row = state.q.invocation.get(refId);
+  if (!row) {
+    state.removedInvocations.add(refId);
+    report(state, { kind: 'removed', table: 'invocations', id: refId, seq, detail: `invocation #${refId} (link ${seq}) is gone` });
+    return ref;
+  }
+  const stored = parseRowsText(rowsText);
+  const outcomes = state.q.outcomesOf.all(refId);
+  const entries: RowEntry[] = [invocationEntry(row)];
+  for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
+  if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) diagnose(state, refId, seq, stored, entries);
+  else checkUnfinishedBackground(state, refId, seq, stored, outcomes);
+  return ref;
+}
+
+/** Background outcomes pending when their invocation committed and never completed through hookledger carry no result. */
+function checkUnfinishedBackground(
+  state: VerifyState,
+  invocationId: number,
+  seq: number,
+  stored: ReturnType<typeof parseRowsText>,
+  outcomes: RawRow[],
+): void {
+  for (const o of outcomes) {
+    const id = o[OUTCOME_ID] as number;
+    if (!stored.get(`o${id}`)?.pending || state.q.backgroundLinked.get(id) !== undefined) continue;
+    const problem = uncommittedCompletion(o, invocationId, seq);
+    if (problem) report(state, problem);
+  }
+}
+
+function checkBackgroundLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at]: LinkRow): Ref {
+  state.records.backgroundOutcomes++;
+  const row = state.q.outcome.get(refId);
+  if (!row)
+    report(state, { kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
+  else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash) {
+    report(state, {
+      kind: 'changed',
+      table: 'outcomes',
+      id: refId,
+      seq,
+      detail: `background outcome #${refId} differs from what was committed (link ${seq})`,
+    });
+  }
+  return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
+}
+
+function checkCheckpointLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at]: LinkRow): Ref {
+  state.records.checkpoints++;
+  const row = state.q.checkpoint.get(refId);
+  if (!row)
+    report(state, {
+      kind: 'removed',
+      table: 'prune_checkpoints',
+      id: refId,
+      seq,
+      detail: `prune checkpoint #${refId} (link ${seq}) is gone`,
+    });
+  else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) {
+    report(state, {
+      kind: 'changed',
+      table: 'prune_checkpoints',
+      id: refId,
+      seq,
+      detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})`,
+    });
+  }
+  return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
+}
+
+/** An invocation link's hash differs: the per-row checks name the rows changed, removed or inserted. */
+function diagnose(
+  state: VerifyState,
+  invocationId: number,
+  seq: number,
+  stored: ReturnType<typeof parseRowsText>,
+  entries: RowEntry[],
+): void {
+  for (const problem of diagnoseInvocationLink(invocationId, seq, stored, entries)) report(state, problem);
+}
+
+/** Step 3: invocations no link covers. Returns how many are uncommitted (a crash before the commit), which is not tampering. */
+function checkUnlinkedInvocations(state: VerifyState): number {
+  const unlinked = state.s
+    .prepare(
+      `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id) FROM invocations i
+       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
+    )
+    .raw()
+    .iterate() as IterableIterator<[number, string, string | null, number]>;
+  let uncommitted = 0;
+  for (const [id, status, decision, hasOutcomes] of unlinked) {
+    if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === 0) uncommitted++;
+    else
+      report(state, {
+        kind: 'inserted',
+        table: 'invocations',
+        id,
+        seq: null,
+        detail: `invocation #${id} (${status}, decision ${decision ?? 'none'}) has no chain link: it was not committed by hookledger`,
+      });
+  }
+  return uncommitted;
+}
+
+/** Step 4: outcomes whose invocation does not exist (unless its removal was already reported). */
+function checkOrphanOutcomes(state: VerifyState): void {
+  const orphans = state.s
+    .prepare('SELECT id, invocation_id FROM outcomes WHERE invocation_id NOT IN (SELECT id FROM invocations) ORDER BY id')
+    .raw()
+    .all() as [number, number][];
+  for (const [id, invocationId] of orphans) {
+    if (state.removedInvocations.has(invocationId)) continue;
+    report(state, {
+      kind: 'inserted',
+      table: 'outcomes',
+      id,
+      seq: null,
+      detail: `outcome #${id} belongs to no invocation (#${invocationId} does not exist)`,
+    });
+  }
+}
+
+/** Step 5: prune checkpoints no link covers. */
+function checkUnlinkedCheckpoints(state: VerifyState): void {
+  const unlinked = state.s
+    .prepare(
+      `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`,
+    )
+    .pluck()
+    .all() as number[];
+  for (const id of unlinked)
+    report(state, { kind: 'inserted', table: 'prune_checkpoints', id, seq: null, detail: `prune checkpoint #${id} has no chain link` });
+}
+
+/** Step 6: every hook set is what its fingerprint says (the chain covers only the fingerprint). */
+function checkHookSets(state: VerifyState): void {
+  for (const [id, fingerprint, definition, name, version, strategy] of state.s
+    .prepare('SELECT id, fingerprint, definition_json, name, version, strategy FROM hook_sets ORDER BY id')
+    .raw()
+    .iterate() as IterableIterator<[number, string, string, string, string, string]>) {
+    if (!hookSetIntact(fingerprint, definition, name, version, strategy)) {
+      report(state, {
+        kind: 'changed',
+        table: 'hook_sets',
+        id,
+        seq: null,
+        detail: `hook set #${id} ("${name}") does not match its fingerprint ${fingerprint.slice(0, 12)}`,
+      });
+    }
+  }
+}
+
+/** Step 7: the chain still holds a head recorded outside the database. */
+function checkAnchorStep(state: VerifyState, anchor: Anchor, head: { seq: number; hash: string }): AnchorCheck {
+  const check = checkAnchor(state.s, anchor, head, state.pruned);
+  if (check.status === 'mismatch') {
+    report(state, {
+      kind: anchor.seq > head.seq ? 'removed' : 'changed',
+      table: 'chain',
+      id: anchor.seq,
+      seq: anchor.seq,
+      detail:
+        anchor.seq > head.seq
+          ? `the anchor recorded link ${anchor.seq} but the chain ends at ${head.seq}: links were removed from its end`
+          : `link ${anchor.seq} differs from the anchor: the chain was rewritten after the anchor was written`,
+    });
+  }
+  return check;
 }
 
 /** Throws IntegrityError naming the first problem when the report is not ok. */

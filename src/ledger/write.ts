@@ -7,7 +7,16 @@ import { modifiableInput } from '../domain/invocation.js';
 import type { Outcome, Report } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { Ledger } from './open.js';
-import { ChainAppender, INVOCATION_SELECT, invocationEntry, OUTCOME_SELECT, outcomeEntry, type RawRow } from './integrity.js';
+import {
+  CHAIN_ENCODING_V1,
+  ChainAppender,
+  INVOCATION_SELECT,
+  invocationEntry,
+  OUTCOME_SELECT,
+  outcomeEntry,
+  type RawRow,
+} from './integrity.js';
+import type { InvocationRow, OutcomeRow } from './rows.js';
 import { checkpointerFor, type Checkpointer } from './checkpoint.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
@@ -41,7 +50,7 @@ interface OpenInvocation {
 
 export type BeginParams = {
   hookSetId: number;
-  point: string;
+  point: Point;
   eventName: string | null;
   sessionId: string | null;
   turn: number | null;
@@ -119,10 +128,7 @@ export class LedgerWriter {
        WHERE id = ?`,
     );
     this.insertOutcome = s.prepare(
-      `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, execution_order, mode, capability,
-         runtime, status, decision, decisive, reason_code, message, payload_json, modified_input_json, additional_context,
-         failure_reason, failure_detail, skip_reason, skipped_by, redactions_json, timeout_ms, started_at, duration_us)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO outcomes (${OUTCOME_INSERT_COLUMNS.join(', ')}) VALUES (${OUTCOME_INSERT_COLUMNS.map(() => '?').join(', ')})`,
     );
     this.startOutcome = s.prepare(`UPDATE outcomes SET started_at = ?, execution_order = ? WHERE id = ?`);
     this.completeOutcome = s.prepare(
@@ -160,10 +166,10 @@ export class LedgerWriter {
           ]
         : [];
       for (const [i, outcome] of outcomes.entries()) {
-        const params = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
-        const values = outcomeValues(params);
+        const row = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
+        const values = outcomeValues(row);
         const rowId = Number(this.insertOutcome.run(values).lastInsertRowid);
-        if (this.chained) entries.push(outcomeEntry([rowId, ...values], params.status === 'pending'));
+        if (this.chained) entries.push(outcomeEntry([rowId, ...values], row.status === 'pending'));
         if (outcome.status === 'pending') {
           pendingIds.push(rowId);
           this.pendingBackground.set(rowId, redactor);
@@ -280,17 +286,17 @@ export class LedgerWriter {
         id: outcomeRowId,
         status: p.status,
         decision: p.decision,
-        reasonCode: p.reasonCode,
+        reasonCode: p.reason_code,
         message: p.message,
-        payloadJson: p.payloadJson,
-        modifiedInputJson: p.modifiedInputJson,
-        additionalContext: p.additionalContext,
-        failureReason: p.failureReason,
-        failureDetail: p.failureDetail,
-        skipReason: p.skipReason,
-        redactionsJson: p.redactionsJson,
-        startedAt: p.startedAt,
-        durationUs: p.durationUs,
+        payloadJson: p.payload_json,
+        modifiedInputJson: p.modified_input_json,
+        additionalContext: p.additional_context,
+        failureReason: p.failure_reason,
+        failureDetail: p.failure_detail,
+        skipReason: p.skip_reason,
+        redactionsJson: p.redactions_json,
+        startedAt: p.started_at,
+        durationUs: p.duration_us,
       });
     });
   }
@@ -382,9 +388,9 @@ export function storedFinal(
 /** The values `finish` binds to the invocation row. */
 export interface FinalParams {
   id: number;
-  decision: string;
+  decision: InvocationRow['decision'];
   decisiveHookId: string | null;
-  reasonCode: string | null;
+  reasonCode: InvocationRow['reason_code'];
   message: string | null;
   modifiedInputJson: string | null;
   contextJson: string | null;
@@ -393,99 +399,89 @@ export interface FinalParams {
   durationUs: number;
 }
 
-/** The invocation row as `INVOCATION_SELECT` returns it, from the values bound by begin and finish. */
+/** The invocation row as `INVOCATION_SELECT` returns it (the chain's encoding), from the values bound by begin and finish. */
 export function invocationRow(b: BeginParams, f: FinalParams, fingerprint: string | null): RawRow {
-  return [
-    f.id,
-    b.hookSetId,
-    b.point,
-    b.eventName,
-    b.sessionId,
-    b.turn,
-    b.toolName,
-    b.toolUseId,
-    b.agent,
-    b.cwd,
-    b.inputJson,
-    b.invocationJson,
-    b.rawJson,
-    f.modifiedInputJson,
-    'completed',
-    f.decision,
-    f.decisiveHookId,
-    f.reasonCode,
-    f.message,
-    f.contextJson,
-    f.redactionsJson,
-    b.startedAt,
-    f.finishedAt,
-    f.durationUs,
-    b.pid,
-    b.host,
-    fingerprint,
-  ];
+  const row: InvocationRow = {
+    id: f.id,
+    hook_set_id: b.hookSetId,
+    point: b.point,
+    event_name: b.eventName,
+    session_id: b.sessionId,
+    turn: b.turn,
+    tool_name: b.toolName,
+    tool_use_id: b.toolUseId,
+    agent: b.agent,
+    cwd: b.cwd,
+    input_json: b.inputJson,
+    invocation_json: b.invocationJson,
+    raw_json: b.rawJson,
+    modified_input_json: f.modifiedInputJson,
+    status: 'completed',
+    decision: f.decision,
+    decisive_hook_id: f.decisiveHookId,
+    reason_code: f.reasonCode,
+    message: f.message,
+    context_json: f.contextJson,
+    redactions_json: f.redactionsJson,
+    started_at: b.startedAt,
+    finished_at: f.finishedAt,
+    duration_us: f.durationUs,
+    pid: b.pid,
+    host: b.host,
+  };
+  const columns = CHAIN_ENCODING_V1.invocation;
+  const values: unknown[] = new Array(columns.length + 1);
+  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
+  values[columns.length] = fingerprint;
+  return values;
 }
+
+/**
+ * The outcome columns the write path binds, in order: the chain's encoded outcome row without
+ * its id (ledger/integrity.ts). One tuple for the insert and the chain link; a new column is
+ * appended here and covered by the chain only in a new encoding version.
+ */
+const OUTCOME_INSERT_COLUMNS = CHAIN_ENCODING_V1.outcome.slice(1) as Exclude<(typeof CHAIN_ENCODING_V1.outcome)[number], 'id'>[];
+
+type OutcomeInsert = Omit<OutcomeRow, 'id'>;
 
 /**
  * The values bound to `insertOutcome`, positionally (binding by name costs about twice as much
  * in better-sqlite3). With the row id in front this is the row as `OUTCOME_SELECT` returns it.
  */
-export function outcomeValues(p: ReturnType<typeof outcomeParams>): RawRow {
-  return [
-    p.invocationId,
-    p.hookId,
-    p.point,
-    p.priority,
-    p.registrationIndex,
-    p.executionOrder,
-    p.mode,
-    p.capability,
-    p.runtime,
-    p.status,
-    p.decision,
-    p.decisive,
-    p.reasonCode,
-    p.message,
-    p.payloadJson,
-    p.modifiedInputJson,
-    p.additionalContext,
-    p.failureReason,
-    p.failureDetail,
-    p.skipReason,
-    p.skippedBy,
-    p.redactionsJson,
-    p.timeoutMs,
-    p.startedAt,
-    p.durationUs,
-  ];
+export function outcomeValues(row: OutcomeInsert): RawRow {
+  const values: unknown[] = new Array(OUTCOME_INSERT_COLUMNS.length);
+  for (let i = 0; i < OUTCOME_INSERT_COLUMNS.length; i++) values[i] = row[OUTCOME_INSERT_COLUMNS[i]!];
+  return values;
 }
 
-export function outcomeParams(invocationId: number, o: Outcome, redactions: string[] = []) {
+/** An outcome as the ledger stores it: capped texts, JSON as text, `decisive` as 0/1. */
+export function outcomeParams(invocationId: number, o: Outcome, redactions: string[] = []): OutcomeInsert {
   return {
-    redactionsJson: redactions.length > 0 ? JSON.stringify(redactions) : null,
-    invocationId,
-    hookId: o.hookId,
+    invocation_id: invocationId,
+    hook_id: o.hookId,
     point: o.point,
     priority: o.priority,
-    registrationIndex: o.registrationIndex,
-    executionOrder: o.executionOrder,
+    registration_index: o.registrationIndex,
+    execution_order: o.executionOrder,
     mode: o.mode,
     capability: o.capability,
     runtime: o.runtime,
     status: o.status,
     decision: o.decision,
     decisive: o.decisive ? 1 : 0,
-    reasonCode: o.reasonCode,
+    reason_code: o.reasonCode,
     message: capText(o.message),
-    payloadJson: toJsonText(o.payload, MAX_HOOK_VALUE_BYTES),
-    modifiedInputJson: toJsonText(o.modifiedInput),
-    additionalContext: capText(o.additionalContext),
-    failureReason: o.failureReason,
-    failureDetail: capText(o.failureDetail, 4096),
-    skipReason: o.skipReason,
-    skippedBy: o.skippedBy,
-    timeoutMs: o.timeoutMs,
-    startedAt: o.startedAt,
-    durationUs: o.durationUs,
+    payload_json: toJsonText(o.payload, MAX_HOOK_VALUE_BYTES),
+    modified_input_json: toJsonText(o.modifiedInput),
+    additional_context: capText(o.additionalContext),
+    failure_reason: o.failureReason,
+    failure_detail: capText(o.failureDetail, 4096),
+    skip_reason: o.skipReason,
+    skipped_by: o.skippedBy,
+    redactions_json: redactions.length > 0 ? JSON.stringify(redactions) : null,
+    timeout_ms: o.timeoutMs,
+    started_at: o.startedAt,
+    duration_us: o.durationUs,
   };
 }

@@ -85,7 +85,7 @@ export function defaultConcurrency(hookSet: HookSet, baseline?: HookSet): number
 }
 
 /**
- * Replays stored invocations against a hook set (DESIGN section 7). Reads the selection in
+ * Replays stored invocations against a hook set (docs/design.md §7). Reads the selection in
  * keyset batches, runs each invocation with `ctx.replay = true` (up to `concurrency` at
  * once), diffs the decision and every hook's outcome against the recording (or the
  * baseline), and stores one result per invocation in id order. Never writes the live

@@ -1,14 +1,12 @@
 import type { HookSet } from '../domain/hooks.js';
 import { frozenInvocation, type Invocation } from '../domain/invocation.js';
 import type { Outcome } from '../domain/outcomes.js';
-import type { Point } from '../domain/points.js';
 import type { DecisionState } from '../domain/replay.js';
 import { Redactor } from '../ledger/redact.js';
 import { inputPathOf, redactOutcome, storedDecision } from '../ledger/stored-form.js';
 import type { ReplaySourceRow } from '../ledger/queries/replay-source.js';
 import { BackgroundDispatcher } from '../runner/background.js';
-import { runForegroundPass } from '../runner/foreground.js';
-import { blankOutcome } from '../runner/outcome.js';
+import { decide } from '../runner/decide.js';
 import { HookIndex } from '../runner/select.js';
 
 /**
@@ -19,7 +17,7 @@ import { HookIndex } from '../runner/select.js';
  */
 export function rebuildInvocation(row: ReplaySourceRow): Invocation {
   const stored = JSON.parse(row.invocation_json) as Partial<Invocation> & Record<string, unknown>;
-  const point = row.point as Point;
+  const point = row.point;
   const input = row.input_json === null ? null : (JSON.parse(row.input_json) as unknown);
   return {
     point,
@@ -69,38 +67,40 @@ export class HookSetReplayer {
     const invocation = frozenInvocation(stored, 'stored invocation');
     const selection = this.index.select(invocation);
     const options = signal ? { replay: true, invocationId: null, signal } : { replay: true, invocationId: null };
-    const pass = await runForegroundPass(selection.foreground, invocation, this.hookSet.strategy, options);
-    let outcomes = pass.outcomes;
-    if (selection.background.length > 0) {
-      const denied = pass.decision === 'deny';
-      const blanks: Outcome[] = selection.background.map((registration) => {
-        const blank = blankOutcome(registration, invocation.point);
-        if (denied) return { ...blank, status: 'skipped', skipReason: 'denied', skippedBy: pass.decisiveHookId };
-        if (!this.background) return { ...blank, status: 'skipped', skipReason: 'replay_without_background' };
-        return blank;
-      });
-      if (this.background && !denied) {
-        const ran = pass.outcomes.filter((o) => o.executionOrder !== null).length;
-        const dispatcher = this.background;
-        const done = selection.background.map(
-          (registration, i) =>
-            new Promise<Outcome>((resolve) =>
+    const decided = await decide(
+      selection,
+      invocation,
+      this.hookSet.strategy,
+      options,
+      this.background ? null : 'replay_without_background',
+    );
+    const { pass } = decided;
+    let outcomes = decided.outcomes;
+    const dispatcher = this.background;
+    if (dispatcher && decided.start.length > 0) {
+      // Awaited here, unlike the live runner: their outcomes belong to the replay result.
+      outcomes = outcomes.slice();
+      const first = pass.outcomes.length;
+      await Promise.all(
+        decided.start.map(
+          ({ registration, outcome, index, executionOrder }) =>
+            new Promise<void>((resolve) =>
               dispatcher.enqueue({
                 registration,
                 invocation: pass.finalInvocation,
                 invocationId: null,
-                outcome: blanks[i]!,
-                executionOrder: ran + i,
+                outcome,
+                executionOrder,
                 replay: true,
                 onStart: () => {},
-                onDone: resolve,
+                onDone: (done) => {
+                  outcomes[first + index] = done;
+                  resolve();
+                },
               }),
             ),
-        );
-        outcomes = [...pass.outcomes, ...(await Promise.all(done))];
-      } else {
-        outcomes = [...pass.outcomes, ...blanks];
-      }
+        ),
+      );
     }
     // Redacted and capped the way the live write path stores them, so that equal means equal,
     // and so that replay results never hold in clear what the live tables hold as a marker.

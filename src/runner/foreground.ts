@@ -6,7 +6,7 @@ import { executeHook, type ExecuteOptions } from './execute-hook.js';
 import { applyExecution, blankOutcome, failClosedMessage } from './outcome.js';
 import type { Registration } from './select.js';
 
-/** The result of the foreground pass (DESIGN section 4, steps 3-7). */
+/** The result of the foreground pass (docs/design.md §4, steps 3-7). */
 export interface PassResult {
   decision: Decision;
   decisiveHookId: string | null;

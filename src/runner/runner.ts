@@ -1,12 +1,11 @@
 import { InputError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import { frozenInvocation, invocationSchema, normaliseInvocation, type Invocation, type InvocationInput } from '../domain/invocation.js';
-import type { Outcome, Report } from '../domain/outcomes.js';
+import type { Report } from '../domain/outcomes.js';
 import { formatIssues } from '../domain/results.js';
 import { BackgroundDispatcher } from './background.js';
-import { runForegroundPass } from './foreground.js';
+import { decide } from './decide.js';
 import type { RunObservation, RunObserver } from './observer.js';
-import { blankOutcome } from './outcome.js';
 import type { MaybePromise, RecorderOptions, RecordingLedger } from './recorder.js';
 import { HookIndex } from './select.js';
 
@@ -83,14 +82,7 @@ export function createRunner(options: RunnerOptions): Runner {
     const invocationId = typeof begun === 'number' ? begun : await begun;
     let writeNs = process.hrtime.bigint() - w0;
 
-    const pass = await runForegroundPass(selection.foreground, invocation, hookSet.strategy, { replay: false, invocationId });
-
-    const denied = pass.decision === 'deny';
-    const backgroundOutcomes: Outcome[] = selection.background.map((registration) => ({
-      ...blankOutcome(registration, invocation.point),
-      ...(denied ? { status: 'skipped' as const, skipReason: 'denied' as const, skippedBy: pass.decisiveHookId } : {}),
-    }));
-    const outcomes = [...pass.outcomes, ...backgroundOutcomes];
+    const { pass, outcomes, start } = await decide(selection, invocation, hookSet.strategy, { replay: false, invocationId });
     const durationUs = Number((process.hrtime.bigint() - t0) / 1000n);
     const result = {
       decision: pass.decision,
@@ -106,36 +98,33 @@ export function createRunner(options: RunnerOptions): Runner {
     const pendingRowIds = Array.isArray(finished) ? finished : await finished;
     writeNs += process.hrtime.bigint() - w1;
 
-    if (!denied) {
-      const ranCount = pass.outcomes.filter((o) => o.executionOrder !== null).length;
-      selection.background.forEach((registration, i) => {
-        const rowId = pendingRowIds[i]!;
-        const executionOrder = ranCount + i;
-        background.enqueue({
-          registration,
-          invocation: pass.finalInvocation,
-          invocationId,
-          outcome: backgroundOutcomes[i]!,
-          executionOrder,
-          replay: false,
-          onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
-          onDone: (outcome) => {
-            const b0 = process.hrtime.bigint();
-            guard(() => writer.completeBackground(rowId, outcome));
-            if (observer) {
-              const ledgerWriteUs = Number((process.hrtime.bigint() - b0) / 1000n);
-              notify({
-                kind: 'background_done',
-                hookSet,
-                invocation,
-                invocationId,
-                outcome,
-                ledgerWriteUs,
-                backgroundPending: background.size,
-              });
-            }
-          },
-        });
+    // Pending outcomes are the only ones the writer returns row ids for, in selection order.
+    for (const [k, { registration, outcome: pending, executionOrder }] of start.entries()) {
+      const rowId = pendingRowIds[k]!;
+      background.enqueue({
+        registration,
+        invocation: pass.finalInvocation,
+        invocationId,
+        outcome: pending,
+        executionOrder,
+        replay: false,
+        onStart: (at) => guard(() => writer.startBackground(rowId, at, executionOrder)),
+        onDone: (outcome) => {
+          const b0 = process.hrtime.bigint();
+          guard(() => writer.completeBackground(rowId, outcome));
+          if (observer) {
+            const ledgerWriteUs = Number((process.hrtime.bigint() - b0) / 1000n);
+            notify({
+              kind: 'background_done',
+              hookSet,
+              invocation,
+              invocationId,
+              outcome,
+              ledgerWriteUs,
+              backgroundPending: background.size,
+            });
+          }
+        },
       });
     }
 

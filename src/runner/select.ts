@@ -31,7 +31,7 @@ export class HookIndex {
     }
   }
 
-  /** DESIGN section 4 step 1: the point's hooks whose matcher matches, in run order. */
+  /** docs/design.md §4 step 1: the point's hooks whose matcher matches, in run order. */
   select(invocation: Invocation): Selection {
     const foreground: Registration[] = [];
     const background: Registration[] = [];

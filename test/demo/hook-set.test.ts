@@ -417,7 +417,7 @@ describe('demo command hooks (real processes)', () => {
 });
 
 /**
- * A small model of the runner's foreground pass (DESIGN section 4: priority order, deny_wins,
+ * A small model of the runner's foreground pass (docs/design.md §4: priority order, deny_wins,
  * modify chaining, timeouts under onFailure), independent of src/runner, to check that the
  * bundled session produces the mix of decisions the demo promises.
  */

@@ -7,7 +7,9 @@ import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
 import { listHolds, placeHold, releaseHold } from '../../src/ledger/holds.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { parseCutoff, pruneLedger } from '../../src/ledger/prune.js';
+import { pruneLedger } from '../../src/ledger/prune.js';
+import { parseTimeBound } from '../../src/domain/time.js';
+import { OptionError } from '../../src/domain/errors.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { runCli } from '../cli-helpers.js';
@@ -59,11 +61,11 @@ describe('prune', () => {
     placeHold(ledger, 's-held', 'case 42');
     const outcomesBefore = ledger.sqlite.prepare('SELECT count(*) FROM outcomes').pluck().get() as number;
 
-    const dry = await pruneLedger(ledger, { before: parseCutoff('180d'), dryRun: true });
+    const dry = await pruneLedger(ledger, { before: parseTimeBound('180d'), dryRun: true });
     expect(dry).toMatchObject({ dryRun: true, invocations: 12, outcomes: 24, held: [{ sessionId: 's-held', invocations: 4 }] });
     expect(sessions(ledger)).toEqual({ 's-held': 4, 's-old-1': 7, 's-old-2': 5, 's-recent': 3 });
 
-    const report = await pruneLedger(ledger, { before: parseCutoff('180d'), batchSize: 5 });
+    const report = await pruneLedger(ledger, { before: parseTimeBound('180d'), batchSize: 5 });
     expect(report).toMatchObject({
       invocations: 12,
       outcomes: 24,
@@ -83,7 +85,7 @@ describe('prune', () => {
 
     // Releasing the hold lets the next prune take the session; the chain still verifies.
     releaseHold(ledger, 's-held');
-    expect((await pruneLedger(ledger, { before: parseCutoff('180d') })).invocations).toBe(4);
+    expect((await pruneLedger(ledger, { before: parseTimeBound('180d') })).invocations).toBe(4);
     expect(sessions(ledger)).toEqual({ 's-recent': 3 });
     expect(verifyLedger(ledger)).toMatchObject({ ok: true, prunedLinks: 19 + 4 + 2 });
   });
@@ -92,7 +94,7 @@ describe('prune', () => {
     const { ledger, path } = tempLedger();
     await history(ledger, 's-old', 300, 4);
     await history(ledger, 's-new', 1, 3);
-    await pruneLedger(ledger, { before: parseCutoff('180d') });
+    await pruneLedger(ledger, { before: parseTimeBound('180d') });
     expect(verifyLedger(ledger).ok).toBe(true);
     const db = new Database(path);
     const newest = db.prepare('SELECT max(id) FROM invocations').pluck().get() as number;
@@ -138,7 +140,7 @@ describe('prune', () => {
     await Promise.race([allReady, Promise.all(children)]);
     // Writers and the prune start together; small batches with pauses keep the prune going while they write.
     writeFileSync(`${path}.go`, '');
-    const pruned = await pruneLedger(ledger, { before: parseCutoff('180d'), batchSize: 10, pauseMs: 10 });
+    const pruned = await pruneLedger(ledger, { before: parseTimeBound('180d'), batchSize: 10, pauseMs: 10 });
     await Promise.all(children).catch((error: unknown) => {
       ledger.close();
       throw error;
@@ -151,12 +153,15 @@ describe('prune', () => {
     ledger.close();
   }, 60_000);
 
-  it('refuses a cutoff in the future and explains a malformed one', () => {
+  it('refuses a cutoff in the future and a bad batch size with errors that name the option, not a CLI flag', async () => {
     const { ledger } = tempLedger();
-    expect(() => parseCutoff('six months')).toThrow(/--before: "six months" is neither an age/);
-    expect(parseCutoff('2025-01-31')).toBe(Date.parse('2025-01-31'));
-    expect(parseCutoff('2d', 10 * DAY)).toBe(8 * DAY);
-    return expect(pruneLedger(ledger, { before: Date.now() + DAY })).rejects.toThrow(/in the future/);
+    const future = pruneLedger(ledger, { before: Date.now() + DAY });
+    await expect(future).rejects.toBeInstanceOf(OptionError);
+    await expect(future).rejects.toMatchObject({ option: 'before', message: expect.stringMatching(/^before: .* is in the future/) });
+    await expect(pruneLedger(ledger, { before: 0, batchSize: 0 })).rejects.toMatchObject({
+      option: 'batchSize',
+      message: 'batchSize: must be an integer from 1 to 100000, got 0',
+    });
   });
 });
 
@@ -171,7 +176,8 @@ describe('legal holds', () => {
     releaseHold(ledger, 's-1');
     expect(listHolds(ledger)).toEqual([]);
     expect(() => releaseHold(ledger, 's-1')).toThrow(/not under legal hold/);
-    expect(() => placeHold(ledger, 's-2', ' ')).toThrow(/--reason/);
+    expect(() => placeHold(ledger, 's-2', ' ')).toThrow(new OptionError('reason', 'must say why the session is held (e.g. a case number)'));
+    expect(() => placeHold(ledger, ' ', 'x')).toThrow('sessionId: must not be blank');
   });
 });
 

@@ -79,7 +79,7 @@ describe('report commands', { timeout: 90_000 }, () => {
     [['denials', '--reason-code', 'polcy'], /^hookledger: --reason-code: unknown reason code "polcy" \(expected one of policy_violation, /],
     [
       ['denials', '--since', 'yesterday'],
-      /^hookledger: --since: "yesterday" is not a date \(use an ISO date like 2026-11-01, or a relative age like 7d, 12h, 30m\)/,
+      /^hookledger: --since: "yesterday" is not a date \(use an ISO date like 2026-11-01 or 2026-11-01T09:00 \(UTC unless a zone is given\), or an age like 7d, 12h, 30m, 1y\)/,
     ],
     [['denials', '--since', '2026-13-45'], /^hookledger: --since: "2026-13-45" is not a date/],
     [['denials', '--since', '1d', '--until', '2d'], /^hookledger: --since: 1d is not before --until 2d: the range is empty/],

@@ -4,7 +4,6 @@ import { painter } from '../../src/reports/paint.js';
 import { table } from '../../src/reports/format.js';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
-import { parseTimeBound } from '../../src/ledger/queries/filters.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { runCli } from '../cli-helpers.js';
 import { tempLedger } from '../helpers.js';
@@ -104,17 +103,6 @@ describe('reports on a terminal', { timeout: 90_000 }, () => {
     const line = out.split('\n')[1]!;
     expect(line).toBe(`${ESC}[1m${'x'.repeat(18)}…${ESC}[22m  ${'y'.repeat(18)}…`);
     expect(table(['A', 'ID'], [['x'.repeat(50), UUID]], 60, { keep: [1] })).toContain(UUID);
-  });
-
-  it('time bounds: zone-less is UTC, impossible dates and out-of-range numbers are errors', () => {
-    expect(parseTimeBound('2026-11-01T12:00', '--since')).toBe(Date.UTC(2026, 10, 1, 12));
-    expect(parseTimeBound('2026-11-01 12:00:30', '--since')).toBe(Date.UTC(2026, 10, 1, 12, 0, 30));
-    expect(parseTimeBound('2026-11-01', '--since')).toBe(Date.UTC(2026, 10, 1));
-    expect(parseTimeBound('2026-11-01T12:00:00+02:00', '--since')).toBe(Date.UTC(2026, 10, 1, 10));
-    expect(parseTimeBound('2024-02-29', '--since')).toBe(Date.UTC(2024, 1, 29));
-    expect(() => parseTimeBound('2026-02-30', '--since')).toThrow('--since: "2026-02-30" is not a date: no such day or time');
-    expect(() => parseTimeBound('2026-11-01T12:60', '--since')).toThrow(/no such day or time/);
-    expect(() => parseTimeBound('99999999999999999', '--until')).toThrow(/out of range/);
   });
 
   it('CSV export: text cells that a spreadsheet would run as a formula start with a quote', async () => {

@@ -1,6 +1,7 @@
 import { UsageError } from '../../domain/errors.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
+import { namingFlag } from '../flag-errors.js';
 import { formatTime, table } from '../../reports/format.js';
 import { writeJson, writeReport } from '../io.js';
 
@@ -36,7 +37,12 @@ export const command: Command = {
       } else {
         const reason = stringFlag(args, 'reason');
         if (!reason) throw new UsageError('hold: --reason TEXT is required (why the session is held, e.g. a case number)');
-        const hold = await ledger.placeHold(session!, reason);
+        let hold;
+        try {
+          hold = await ledger.placeHold(session!, reason);
+        } catch (error) {
+          throw namingFlag(error, { reason: '--reason', sessionId: 'hold: <SESSION_ID>' });
+        }
         if (json) writeJson(io, hold);
         else writeReport(io, `session ${hold.sessionId} is under legal hold (${hold.invocations} invocations): ${hold.reason}`);
       }

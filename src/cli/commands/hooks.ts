@@ -1,10 +1,10 @@
 import { InputError } from '../../domain/errors.js';
-import { parseTimeBound } from '../../ledger/queries/filters.js';
 import { DEFAULT_HEALTH_WINDOW_MS } from '../../ledger/queries/health.js';
 import { DEFAULT_THRESHOLDS, renderHealth } from '../../reports/health-text.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
 import { wholeNumber } from '../filter-flags.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { useColour, writeJson, writeReport } from '../io.js';
 import { painter } from '../../reports/paint.js';
 
@@ -31,8 +31,8 @@ export const command: Command = {
     const now = Date.now();
     const untilFlag = stringFlag(args, 'until');
     const sinceFlag = stringFlag(args, 'since');
-    const until = untilFlag === undefined ? now : parseTimeBound(untilFlag, '--until', now);
-    const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : parseTimeBound(sinceFlag, '--since', now);
+    const until = untilFlag === undefined ? now : parseNamedTimeBound('--until', untilFlag, now);
+    const since = sinceFlag === undefined ? until - DEFAULT_HEALTH_WINDOW_MS : parseNamedTimeBound('--since', sinceFlag, now);
     if (since >= until)
       throw new InputError(
         `--since: ${sinceFlag ?? '30 days before --until'} is not before --until ${untilFlag ?? 'now'}: the window is empty`,

@@ -1,7 +1,9 @@
 import { UsageError } from '../../domain/errors.js';
-import { parseCutoff, type PruneReport } from '../../ledger/prune.js';
+import type { PruneReport } from '../../ledger/prune.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
+import { namingFlag } from '../flag-errors.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { formatDuration, formatTime, table } from '../../reports/format.js';
 import { writeJson, writeReport } from '../io.js';
 
@@ -9,8 +11,9 @@ export const command: Command = {
   summary: 'delete old invocations in batches, keeping sessions under legal hold',
   usage: `prune --before AGE|DATE [--dry-run] [--batch-size N] [--db PATH] [--json]
 
-  --before      an age (180d, 12h, 2w, 1y, 30min) or an ISO date: invocations that started
-                before it are deleted with their outcomes
+  --before      an age (180d, 12h, 2w, 1y, 30m) or an ISO date/time (UTC unless it names a
+                zone, the same instants the reports use): invocations that started before it
+                are deleted with their outcomes
   --dry-run     count what would be deleted; change nothing
   --batch-size  invocations per transaction (default 500): writers wait at most one batch
   Sessions under legal hold (hookledger hold) are kept and listed. Invocations still running
@@ -20,17 +23,21 @@ export const command: Command = {
   async run(args, io) {
     const beforeText = stringFlag(args, 'before');
     if (!beforeText) throw new UsageError('prune: --before AGE|DATE is required (e.g. --before 180d)');
-    const before = parseCutoff(beforeText);
+    const before = parseNamedTimeBound('--before', beforeText, Date.now());
     const batchText = stringFlag(args, 'batch-size');
     if (batchText !== undefined && !/^\d+$/.test(batchText))
-      throw new UsageError(`--batch-size must be a positive integer, got "${batchText}"`);
+      throw new UsageError(`--batch-size: must be a positive integer, got "${batchText}"`);
     const ledger = await openLedgerFor(args, io);
     try {
-      const report = await ledger.prune({
-        before,
-        dryRun: boolFlag(args, 'dry-run'),
-        ...(batchText !== undefined ? { batchSize: Number(batchText) } : {}),
-      });
+      const report = await ledger
+        .prune({
+          before,
+          dryRun: boolFlag(args, 'dry-run'),
+          ...(batchText !== undefined ? { batchSize: Number(batchText) } : {}),
+        })
+        .catch((error: unknown) => {
+          throw namingFlag(error, PRUNE_FLAGS);
+        });
       if (boolFlag(args, 'json')) writeJson(io, report);
       else writeReport(io, render(report));
       return 0;
@@ -39,6 +46,9 @@ export const command: Command = {
     }
   },
 };
+
+/** pruneLedger's options as this command's flags. */
+const PRUNE_FLAGS = { before: '--before', batchSize: '--batch-size' };
 
 function render(r: PruneReport): string {
   const verb = r.dryRun ? 'would delete' : 'deleted';

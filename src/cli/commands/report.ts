@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { renderAuditReport } from '../../console/audit-report.js';
 import { describeThrown, InputError, UsageError } from '../../domain/errors.js';
-import { parseTimeBound } from '../../ledger/queries/filters.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { readAnchor, verifyLedger } from '../../ledger/verify.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openSqliteLedgerFor } from '../context.js';
@@ -33,8 +33,8 @@ export const command: Command = {
     const now = Date.now();
     const untilText = stringFlag(args, 'until');
     const sinceText = stringFlag(args, 'since');
-    const until = untilText !== undefined ? parseTimeBound(untilText, '--until', now) : now;
-    const since = sinceText !== undefined ? parseTimeBound(sinceText, '--since', now) : until - DEFAULT_PERIOD_MS;
+    const until = untilText !== undefined ? parseNamedTimeBound('--until', untilText, now) : now;
+    const since = sinceText !== undefined ? parseNamedTimeBound('--since', sinceText, now) : until - DEFAULT_PERIOD_MS;
     if (since >= until)
       throw new InputError(`--since: ${sinceText ?? 'the default'} is not before --until ${untilText ?? 'now'}: the period is empty`);
     const anchorFile = stringFlag(args, 'anchor');

@@ -1,5 +1,5 @@
 import { InputError } from '../../domain/errors.js';
-import { parseTimeBound } from '../../ledger/queries/filters.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import { HOUR_MS } from '../../ledger/health-rollup.js';
 import { DEFAULT_HEALTH_WINDOW_MS, hookHealth, type HookHealth } from '../../ledger/queries/health.js';
 import { healthFlags } from '../../reports/health-text.js';
@@ -20,8 +20,8 @@ const LATENCY_LINES = 6;
 export async function hooksPage(ctx: PageContext): Promise<PageResult> {
   const untilText = ctx.query.get('until')?.trim() || '';
   const sinceText = ctx.query.get('since')?.trim() || '';
-  const until = untilText ? parseTimeBound(untilText, 'until', ctx.now) : ctx.now;
-  const since = sinceText ? parseTimeBound(sinceText, 'since', ctx.now) : until - DEFAULT_HEALTH_WINDOW_MS;
+  const until = untilText ? parseNamedTimeBound('until', untilText, ctx.now) : ctx.now;
+  const since = sinceText ? parseNamedTimeBound('since', sinceText, ctx.now) : until - DEFAULT_HEALTH_WINDOW_MS;
   if (since >= until) throw new InputError(`since: ${sinceText} is not before until ${untilText || 'now'}: the window is empty`);
   const hookId = ctx.query.get('hook')?.trim() || undefined;
   const report = await hookHealth(ctx.ledger, { since, until, now: ctx.now, ...(hookId ? { hookId } : {}) });

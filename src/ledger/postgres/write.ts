@@ -33,7 +33,7 @@ import { storedValue, storedValues } from './text.js';
 import type { WriterLease } from './writer-lease.js';
 
 /**
- * The write path on PostgreSQL, as on SQLite (DESIGN section 4): `begin` commits the invocation
+ * The write path on PostgreSQL, as on SQLite (docs/design.md §4): `begin` commits the invocation
  * `running` before any hook runs; `finish` commits its final state, every outcome and the chain
  * link in one transaction before the decision is returned; background outcomes are stored
  * `pending` and completed later, each completion with its own link.
@@ -269,17 +269,17 @@ export class PostgresRecorder {
       outcomeRowId,
       p.status,
       p.decision,
-      p.reasonCode,
+      p.reason_code,
       p.message,
-      p.payloadJson,
-      p.modifiedInputJson,
-      p.additionalContext,
-      p.failureReason,
-      p.failureDetail,
-      p.skipReason,
-      p.redactionsJson,
-      p.startedAt,
-      p.durationUs,
+      p.payload_json,
+      p.modified_input_json,
+      p.additional_context,
+      p.failure_reason,
+      p.failure_detail,
+      p.skip_reason,
+      p.redactions_json,
+      p.started_at,
+      p.duration_us,
     ]);
     await this.guard('record a background hook outcome', () =>
       this.transaction(async (client) => {

@@ -3,6 +3,7 @@ import type { Point } from '../../domain/points.js';
 import type { ReasonCode } from '../../domain/results.js';
 import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
+import type { InvocationRow } from '../rows.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type InvocationFilter } from './filters.js';
 import { checkPage, encodeCursor, type PageRequest } from './paging.js';
@@ -36,25 +37,24 @@ export interface DenialPage {
   nextCursor: string | null;
 }
 
-interface DenialSqlRow {
-  id: number;
-  started_at: number;
-  session_id: string | null;
-  turn: number | null;
-  agent: string | null;
-  point: string;
-  event_name: string | null;
-  tool_name: string | null;
-  tool_use_id: string | null;
-  decisive_hook_id: string | null;
-  reason_code: string | null;
-  message: string | null;
-  input_json: string | null;
-  hook_set_id: number;
-  hs_name: string;
-  hs_version: string;
-  hs_fingerprint: string;
-}
+/** A denial row: the invocation's columns (typed by the schema) and its hook set's. */
+type DenialSqlRow = Pick<
+  InvocationRow,
+  | 'id'
+  | 'started_at'
+  | 'session_id'
+  | 'turn'
+  | 'agent'
+  | 'point'
+  | 'event_name'
+  | 'tool_name'
+  | 'tool_use_id'
+  | 'decisive_hook_id'
+  | 'reason_code'
+  | 'message'
+  | 'input_json'
+  | 'hook_set_id'
+> & { hs_name: string; hs_version: string; hs_fingerprint: string };
 
 /** `decision = 'deny'` is written as a literal so that SQLite can use the partial indexes declared for denials. */
 const DENIED = `i.decision = 'deny'`;
@@ -95,12 +95,12 @@ function denialFromRow(r: DenialSqlRow): DenialRow {
     sessionId: r.session_id,
     turn: r.turn,
     agent: r.agent,
-    point: r.point as Point,
+    point: r.point,
     eventName: r.event_name,
     toolName: r.tool_name,
     toolUseId: r.tool_use_id,
     decisiveHookId: r.decisive_hook_id,
-    reasonCode: r.reason_code as ReasonCode | null,
+    reasonCode: r.reason_code,
     message: r.message,
     hookSet: { id: r.hook_set_id, name: r.hs_name, version: r.hs_version, fingerprint: r.hs_fingerprint },
     input: fromJsonText(r.input_json),

@@ -12,7 +12,7 @@ import {
 } from '../rows.js';
 import { prepared } from '../statements.js';
 
-/** Everything DESIGN section 6 lists for explain, read from the ledger alone. */
+/** Everything docs/design.md §6 lists for explain, read from the ledger alone. */
 export interface Explanation {
   invocation: InvocationSummary;
   hookSet: { id: number; name: string; version: string; fingerprint: string; strategy: string };

@@ -1,11 +1,16 @@
 import { once } from 'node:events';
 import { InputError } from '../../domain/errors.js';
-import type { InvocationStatus, Outcome } from '../../domain/outcomes.js';
-import type { Point } from '../../domain/points.js';
-import type { Decision, ReasonCode } from '../../domain/results.js';
+import type { Outcome } from '../../domain/outcomes.js';
 import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
-import { OUTCOME_ORDER, outcomeFromRow, type InvocationRow, type InvocationSummary, type OutcomeRow } from '../rows.js';
+import {
+  OUTCOME_ORDER,
+  outcomeFromRow,
+  type HookSetRow as StoredHookSetRow,
+  type InvocationRow,
+  type InvocationSummary,
+  type OutcomeRow,
+} from '../rows.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type InvocationFilter } from './filters.js';
 
@@ -19,7 +24,7 @@ export interface ExportRecord extends Omit<InvocationSummary, 'hookSetId'> {
   modifiedInput: unknown;
   additionalContext: string[];
   redactions: string[];
-  /** The canonical invocation (DESIGN section 8) without `raw`. */
+  /** The canonical invocation (docs/design.md §8) without `raw`. */
   invocation: unknown;
   /** The agent's own payload, verbatim. */
   raw: unknown;
@@ -35,7 +40,7 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Invocations read per query: bounds memory (about this many invocations and their outcomes) whatever the ledger size. */
 const BATCH = 500;
 
-type HookSetRow = { id: number; name: string; version: string; fingerprint: string };
+type HookSetRow = Pick<StoredHookSetRow, 'id' | 'name' | 'version' | 'fingerprint'>;
 
 /** One invocation's stored rows, as read for the export. */
 interface ExportRows {
@@ -89,7 +94,7 @@ export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Genera
       startedAt: r.started_at,
       finishedAt: r.finished_at,
       durationUs: r.duration_us,
-      point: r.point as Point,
+      point: r.point,
       eventName: r.event_name,
       sessionId: r.session_id,
       turn: r.turn,
@@ -97,10 +102,10 @@ export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Genera
       toolUseId: r.tool_use_id,
       agent: r.agent,
       cwd: r.cwd,
-      status: r.status as InvocationStatus,
-      decision: r.decision as Decision | null,
+      status: r.status,
+      decision: r.decision,
       decisiveHookId: r.decisive_hook_id,
-      reasonCode: r.reason_code as ReasonCode | null,
+      reasonCode: r.reason_code,
       message: r.message,
       hookSet: hs,
       input: fromJsonText(r.input_json),

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { InputError } from '../../domain/errors.js';
+import { parseNamedTimeBound } from '../../domain/time.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
 import { pointSchema } from '../../domain/points.js';
 import { DECISIONS, formatIssues, reasonCodeSchema } from '../../domain/results.js';
 
 /**
- * The invocation selection shared by denials, sessions, export and replay (DESIGN sections 6
- * and 7). Every field narrows the selection; all are optional.
+ * The invocation selection shared by denials, sessions, export and replay (docs/design.md §6
+ * and §7). Every field narrows the selection; all are optional.
  */
 export const invocationFilterSchema = z.strictObject({
   sessionId: z.string().min(1).optional(),
@@ -41,59 +42,12 @@ export function parseInvocationFilter(input: unknown, where = 'filter'): Invocat
   return parsed.data;
 }
 
-const RELATIVE = /^(\d+)\s*(ms|s|m|h|d|w)$/;
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
-
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,3})\d*)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
-/** The range of a JavaScript Date: a bound outside it cannot be printed (or compared usefully). */
-const MAX_TIME_MS = 8_640_000_000_000_000;
-
 /**
- * Parses a time bound: an ISO date or date-time (`2026-11-01`, `2026-11-01T12:00`,
- * `2026-11-01T12:00:00+02:00`), a relative age (`7d`, `12h`, `30m`: that long before `now`), or
- * ms since the epoch. A date or date-time without a zone is UTC, like every time the reports
- * print; a date that does not exist (2026-02-30, 25:00) is an error, not rolled over.
+ * @deprecated The one time parser is `parseTimeBound` / `parseNamedTimeBound` in domain/time.ts;
+ * this forwards to it so that code written against the old location still builds.
  */
-export function parseTimeBound(text: string, flag: string, now = Date.now()): number {
-  const trimmed = text.trim();
-  const ms = parseTime(trimmed, flag, now);
-  if (!Number.isSafeInteger(ms) || Math.abs(ms) > MAX_TIME_MS) {
-    throw new InputError(`${flag}: "${text}" is out of range (a time between the years -271821 and 275760)`);
-  }
-  return ms;
-}
-
-function parseTime(trimmed: string, flag: string, now: number): number {
-  const relative = RELATIVE.exec(trimmed);
-  if (relative) return now - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
-  if (/^\d{10,}$/.test(trimmed)) return Number(trimmed);
-  const iso = ISO.exec(trimmed);
-  if (!iso) {
-    throw new InputError(`${flag}: "${trimmed}" is not a date (use an ISO date like 2026-11-01, or a relative age like 7d, 12h, 30m)`);
-  }
-  const [year, month, day, hour = 0, minute = 0, second = 0] = iso
-    .slice(1, 7)
-    .map((v) => (v === undefined ? undefined : Number(v))) as number[];
-  const millis = iso[7] === undefined ? 0 : Number(iso[7].padEnd(3, '0'));
-  const date = new Date(0);
-  date.setUTCFullYear(year!, month! - 1, day!);
-  date.setUTCHours(hour, minute, second, millis);
-  // Date rolls 2026-02-30 over to March 2 and 24:00 to the next day: compare the fields back.
-  if (
-    date.getUTCMonth() !== month! - 1 ||
-    date.getUTCDate() !== day! ||
-    date.getUTCHours() !== hour ||
-    date.getUTCMinutes() !== minute ||
-    date.getUTCSeconds() !== second
-  ) {
-    throw new InputError(`${flag}: "${trimmed}" is not a date: no such day or time`);
-  }
-  const zone = iso[8];
-  if (zone === undefined || zone.toUpperCase() === 'Z') return date.getTime();
-  const [, sign, zh, zm] = /^([+-])(\d{2}):?(\d{2})$/.exec(zone)!;
-  if (Number(zh) > 23 || Number(zm) > 59) throw new InputError(`${flag}: "${trimmed}" has no valid zone offset`);
-  const offsetMs = (Number(zh) * 60 + Number(zm)) * 60_000;
-  return date.getTime() - (sign === '+' ? offsetMs : -offsetMs);
+export function parseTimeBound(text: string, name: string, now: number = Date.now()): number {
+  return parseNamedTimeBound(name, text, now);
 }
 
 /** A SQL condition over `invocations` aliased `i`, with its positional parameters. */

@@ -1,14 +1,7 @@
 import { NotFoundError } from '../../domain/errors.js';
-import {
-  emptyTotals,
-  type ChangeKind,
-  type ReplayResult,
-  type ReplayResultDetail,
-  type ReplayRunStatus,
-  type ReplayTotals,
-} from '../../domain/replay.js';
-import type { Decision } from '../../domain/results.js';
+import { emptyTotals, type ReplayResult, type ReplayResultDetail, type ReplayRunStatus, type ReplayTotals } from '../../domain/replay.js';
 import type { Ledger } from '../open.js';
+import type { ReplayResultRow, ReplayRunRow } from '../rows.js';
 import type { ReplayRunOptions } from '../replay-store.js';
 import { prepared } from '../statements.js';
 import type { ReplaySelection } from './replay-source.js';
@@ -47,14 +40,8 @@ export interface ReplayRunDetail {
   warningsOnUnchanged: number;
 }
 
-interface RunRow {
-  id: number;
-  status: string;
-  filter_json: string;
-  options_json: string;
-  started_at: number;
-  finished_at: number | null;
-  totals_json: string;
+/** A run with its hook set and baseline (columns typed by the schema). */
+type RunRow = Pick<ReplayRunRow, 'id' | 'status' | 'filter_json' | 'options_json' | 'started_at' | 'finished_at' | 'totals_json'> & {
   hs_id: number;
   hs_name: string;
   hs_version: string;
@@ -63,18 +50,19 @@ interface RunRow {
   b_name: string | null;
   b_version: string | null;
   b_fingerprint: string | null;
-}
+};
 
-interface ResultRow {
-  invocation_id: number;
-  change: string;
-  old_decision: string | null;
-  new_decision: string | null;
-  old_decisive_hook_id: string | null;
-  new_decisive_hook_id: string | null;
-  detail_json: string;
-  baseline_mismatch: number;
-}
+type ResultRow = Pick<
+  ReplayResultRow,
+  | 'invocation_id'
+  | 'change'
+  | 'old_decision'
+  | 'new_decision'
+  | 'old_decisive_hook_id'
+  | 'new_decisive_hook_id'
+  | 'detail_json'
+  | 'baseline_mismatch'
+>;
 
 const RUN_COLUMNS = `r.id, r.status, r.filter_json, r.options_json, r.started_at, r.finished_at, r.totals_json,
   h.id AS hs_id, h.name AS hs_name, h.version AS hs_version, h.fingerprint AS hs_fingerprint,
@@ -133,7 +121,7 @@ export function showReplayRun(ledger: Ledger, runId: number, options: { limit?: 
 function runFromRow(row: RunRow): ReplayRunSummary {
   return {
     id: row.id,
-    status: row.status as ReplayRunStatus,
+    status: row.status,
     hookSet: { id: row.hs_id, name: row.hs_name, version: row.hs_version, fingerprint: row.hs_fingerprint },
     baseline: row.b_id === null ? null : { id: row.b_id, name: row.b_name!, version: row.b_version!, fingerprint: row.b_fingerprint! },
     selection: JSON.parse(row.filter_json) as ReplaySelection,
@@ -147,9 +135,9 @@ function runFromRow(row: RunRow): ReplayRunSummary {
 function resultFromRow(row: ResultRow): ReplayResult {
   return {
     invocationId: row.invocation_id,
-    change: row.change as ChangeKind,
-    oldDecision: row.old_decision as Decision | null,
-    newDecision: row.new_decision as Decision | null,
+    change: row.change,
+    oldDecision: row.old_decision,
+    newDecision: row.new_decision,
     oldDecisiveHookId: row.old_decisive_hook_id,
     newDecisiveHookId: row.new_decisive_hook_id,
     baselineMismatch: row.baseline_mismatch === 1,

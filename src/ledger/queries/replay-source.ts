@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Ledger } from '../open.js';
+import type { InvocationRow, OutcomeRow } from '../rows.js';
 import { orderedFilterSql, type InvocationFilter } from './filters.js';
 
 /**
@@ -10,38 +11,41 @@ import { orderedFilterSql, type InvocationFilter } from './filters.js';
  */
 
 /** The columns of one stored invocation that a replay needs (snake_case, as SQLite returns them). */
-export interface ReplaySourceRow {
-  id: number;
-  point: string;
-  session_id: string | null;
-  tool_name: string | null;
-  agent: string | null;
-  /** The modifiable input as the agent sent it. */
-  input_json: string | null;
-  /** The canonical invocation without `raw`. */
-  invocation_json: string;
-  raw_json: string | null;
-  decision: string | null;
-  decisive_hook_id: string | null;
-  reason_code: string | null;
-  message: string | null;
-  modified_input_json: string | null;
-  redactions_json: string | null;
-}
+export type ReplaySourceRow = Pick<
+  InvocationRow,
+  | 'id'
+  | 'point'
+  | 'session_id'
+  | 'tool_name'
+  | 'agent'
+  | 'input_json'
+  | 'invocation_json'
+  | 'raw_json'
+  | 'decision'
+  | 'decisive_hook_id'
+  | 'reason_code'
+  | 'message'
+  | 'modified_input_json'
+  | 'redactions_json'
+>;
 
 /** The recorded outcome columns the per-hook diff compares (not the payloads: the diff must stay cheap). */
-export interface ReplayOutcomeRow {
-  invocation_id: number;
-  hook_id: string;
-  mode: string;
-  status: string;
-  decision: string | null;
-  decisive: number;
-  reason_code: string | null;
-  failure_reason: string | null;
-}
+export type ReplayOutcomeRow = Pick<
+  OutcomeRow,
+  'invocation_id' | 'hook_id' | 'mode' | 'status' | 'decision' | 'decisive' | 'reason_code' | 'failure_reason'
+>;
 
-type OutcomeTuple = [number, string, string, string, string | null, number, string | null, string | null];
+/** ReplayOutcomeRow's columns in SELECT order (read raw: no object per row from SQLite). */
+type OutcomeTuple = [
+  ReplayOutcomeRow['invocation_id'],
+  ReplayOutcomeRow['hook_id'],
+  ReplayOutcomeRow['mode'],
+  ReplayOutcomeRow['status'],
+  ReplayOutcomeRow['decision'],
+  ReplayOutcomeRow['decisive'],
+  ReplayOutcomeRow['reason_code'],
+  ReplayOutcomeRow['failure_reason'],
+];
 
 /** The selection as stored with a replay run: the shared invocation filter plus a limit. */
 export interface ReplaySelection {

@@ -1,9 +1,10 @@
 import { NotFoundError } from '../../domain/errors.js';
+import { fromJsonText } from '../json-text.js';
 import type { InvocationStatus } from '../../domain/outcomes.js';
 import type { Point } from '../../domain/points.js';
 import type { Decision, ReasonCode } from '../../domain/results.js';
-import { fromJsonText } from '../json-text.js';
 import type { Ledger } from '../open.js';
+import type { InvocationRow } from '../rows.js';
 import { prepared } from '../statements.js';
 import { orderedFilterSql, type IdRange, type InvocationFilter } from './filters.js';
 import { checkPage, decodeCursorParts, encodeCursor, type PageRequest } from './paging.js';
@@ -222,27 +223,25 @@ export interface SessionTimeline {
   nextCursor: string | null;
 }
 
-interface TimelineSqlRow {
-  id: number;
-  started_at: number;
-  point: string;
-  event_name: string | null;
-  turn: number | null;
-  tool_name: string | null;
-  tool_use_id: string | null;
-  status: string;
-  decision: string | null;
-  decisive_hook_id: string | null;
-  reason_code: string | null;
-  message: string | null;
-  duration_us: number | null;
-  input_json: string | null;
-  modified_input_json: string | null;
-  hooks: number;
-  failures: number;
-  timeouts: number;
-  modified_by: string | null;
-}
+/** A timeline row: the invocation's columns (typed by the schema) and per-invocation counts. */
+type TimelineSqlRow = Pick<
+  InvocationRow,
+  | 'id'
+  | 'started_at'
+  | 'point'
+  | 'event_name'
+  | 'turn'
+  | 'tool_name'
+  | 'tool_use_id'
+  | 'status'
+  | 'decision'
+  | 'decisive_hook_id'
+  | 'reason_code'
+  | 'message'
+  | 'duration_us'
+  | 'input_json'
+  | 'modified_input_json'
+> & { hooks: number; failures: number; timeouts: number; modified_by: string | null };
 
 /**
  * One session as a timeline, in recorded order (invocation id, which is the order the
@@ -275,15 +274,15 @@ export function sessionTimeline(ledger: Ledger, sessionId: string, page: PageReq
   const events = (more ? rows.slice(0, limit) : rows).map((r): TimelineEvent => ({
     invocationId: r.id,
     startedAt: r.started_at,
-    point: r.point as Point,
+    point: r.point,
     eventName: r.event_name,
     turn: r.turn,
     toolName: r.tool_name,
     toolUseId: r.tool_use_id,
-    status: r.status as InvocationStatus,
-    decision: r.decision as Decision | null,
+    status: r.status,
+    decision: r.decision,
     decisiveHookId: r.decisive_hook_id,
-    reasonCode: r.reason_code as ReasonCode | null,
+    reasonCode: r.reason_code,
     message: r.message,
     durationUs: r.duration_us,
     modified: r.modified_input_json !== null,

@@ -69,8 +69,11 @@ describe('WAL checkpoints off the decision path', () => {
       (ledger.sqlite.prepare('SELECT sum(length(input_json) + length(invocation_json)) FROM invocations').pluck().get() as number) /
       pageSize;
     expect(pagesWritten).toBeGreaterThan(BACKSTOP_PAGES * 2);
-    // The backstop plus one transaction's frames (each frame is a page and a 24-byte header).
-    expect(maxWal).toBeLessThanOrEqual((BACKSTOP_PAGES + 256) * (pageSize + 24) + 32);
+    // Bounded: at the backstop the deciding connection checkpoints itself, but that PASSIVE
+    // checkpoint can be held back for a few commits by the worker's own short read, and the WAL
+    // restarts only at the first commit after one completes. Seen up to ~1.2x the backstop on a
+    // loaded 2-core machine; twice the backstop (each frame is a page and a 24-byte header) is the line.
+    expect(maxWal).toBeLessThanOrEqual(2 * BACKSTOP_PAGES * (pageSize + 24) + 32);
     expect(checkpointerFor(ledger.sqlite, ledger.path).backgroundCheckpoints).toBeGreaterThan(0);
     await runner.close();
     ledger.close();

@@ -1,12 +1,8 @@
 import type { AgentProtocol } from '../adapters/agent-command.js';
 import { decideAgentCommand } from '../adapters/agent-command.js';
-import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../adapters/claude.js';
-import { loadHookSet } from '../config/load.js';
-import { describeThrown, UsageError } from '../domain/errors.js';
-import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from './command.js';
-import { onStopSignal, parseDeadline, write } from './commands/claude.js';
-import { openLedgerFor, runnerFor } from './context.js';
-import { readAll } from './io.js';
+import { DEFAULT_BACKGROUND_DEADLINE_MS } from '../adapters/claude.js';
+import { OTEL_USAGE, type Command } from './command.js';
+import { hookCommandOptions, runHookCommand, write } from './hook-command-flow.js';
 
 /**
  * The command-hook command of an agent other than Claude Code (`hookledger codex`,
@@ -30,40 +26,16 @@ export function agentHookCommand(protocol: AgentProtocol, name: string, installC
   --background-deadline-ms
                 after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
 ${OTEL_USAGE}`,
-    options: {
-      db: { type: 'string' },
-      ...configOption,
-      ...otelOption,
-      'on-error': { type: 'string' },
-      'background-deadline-ms': { type: 'string' },
-    },
-    async run(args, io) {
-      const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
-      if (problem) io.stderr.write(`hookledger: ${problem}\n`);
-      const deadlineMs = parseDeadline(stringFlag(args, 'background-deadline-ms'), io);
-      const configPath = stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG;
-      const stopOnSignal = onStopSignal(io);
-      try {
-        const result = await decideAgentCommand(protocol, {
-          input: readAll(io.stdin),
-          loadHookSet: async () => {
-            if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
-            return loadHookSet(configPath);
-          },
-          openLedger: () => openLedgerFor(args, io),
-          createRunner: (options) => runnerFor(args, io, options),
-          policy,
-          onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
-        });
+    options: hookCommandOptions,
+    run: (args, io) =>
+      runHookCommand(args, io, async (deps, deadlineMs) => {
+        const result = await decideAgentCommand(protocol, deps);
         const { answer } = result;
         // The answer goes out (and is flushed) before background hooks are waited for.
         if (answer.json !== null) await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
         if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
         await result.finish(deadlineMs);
         return answer.exitCode;
-      } finally {
-        stopOnSignal();
-      }
-    },
+      }),
   };
 }

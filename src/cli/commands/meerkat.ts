@@ -1,13 +1,10 @@
-import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adapters/claude.js';
+import { DEFAULT_BACKGROUND_DEADLINE_MS } from '../../adapters/claude.js';
 import { decideMeerkatCommand } from '../../adapters/meerkat.js';
 import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES } from '../../adapters/meerkat-output.js';
-import { loadHookSet } from '../../config/load.js';
-import { describeThrown, UsageError } from '../../domain/errors.js';
 import { oneLine } from '../../domain/text.js';
-import { configOption, OTEL_USAGE, otelOption, stringFlag, type Command } from '../command.js';
-import { openLedgerFor, runnerFor } from '../context.js';
-import { readAll, type CliIo } from '../io.js';
-import { onStopSignal, parseDeadline, write } from './claude.js';
+import { OTEL_USAGE, stringFlag, type Command } from '../command.js';
+import { hookCommandOptions, runHookCommand, write } from '../hook-command-flow.js';
+import type { CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'meerkat (rkat) command hook: read the invocation on stdin, decide, answer meerkat',
@@ -28,43 +25,17 @@ export const command: Command = {
   --background-deadline-ms
                 after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
 ${OTEL_USAGE}`,
-  options: {
-    db: { type: 'string' },
-    ...configOption,
-    ...otelOption,
-    'on-error': { type: 'string' },
-    'payload-max-bytes': { type: 'string' },
-    'background-deadline-ms': { type: 'string' },
-  },
-  async run(args, io) {
-    const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
-    if (problem) io.stderr.write(`hookledger: ${problem}\n`);
-    const deadlineMs = parseDeadline(stringFlag(args, 'background-deadline-ms'), io);
-    const payloadMaxBytes = parsePayloadMax(stringFlag(args, 'payload-max-bytes'), io);
-    const configPath = stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG;
-    const stopOnSignal = onStopSignal(io);
-    try {
-      const result = await decideMeerkatCommand({
-        input: readAll(io.stdin),
-        loadHookSet: async () => {
-          if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
-          return loadHookSet(configPath);
-        },
-        openLedger: () => openLedgerFor(args, io),
-        createRunner: (options) => runnerFor(args, io, options),
-        policy,
-        payloadMaxBytes,
-        onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),
-      });
+  options: { ...hookCommandOptions, 'payload-max-bytes': { type: 'string' } },
+  run: (args, io) =>
+    runHookCommand(args, io, async (deps, deadlineMs) => {
+      const payloadMaxBytes = parsePayloadMax(stringFlag(args, 'payload-max-bytes'), io);
+      const result = await decideMeerkatCommand({ ...deps, payloadMaxBytes });
       // The answer goes out (and is flushed) before background hooks are waited for.
       await write(io.stdout, `${JSON.stringify(result.answer)}\n`);
       if (result.problem !== null) await write(io.stderr, `hookledger: ${oneLine(result.problem)}\n`);
       await result.finish(deadlineMs);
       return 0;
-    } finally {
-      stopOnSignal();
-    }
-  },
+    }),
 };
 
 /** A bad flag must not cost the answer: say so and keep meerkat's default. */

@@ -19,6 +19,7 @@ import type { Decision, ReasonCode } from '../src/domain/results.js';
 import { catchUpRollup } from '../src/ledger/rollup-upkeep.js';
 import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
 import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
+import { blankOutcome } from '../src/runner/outcome.js';
 import { seededRandom } from './bench-support.js';
 
 export interface GenerateOptions {
@@ -352,30 +353,10 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
     let endedBy: string | null = null;
     let clock = at;
     let totalUs = 0;
+    // The runner's own blank outcome, so generated rows have exactly the live path's shape.
     const blank = (hook: ResolvedHook): Outcome => ({
-      hookId: hook.id,
-      point: inv.point,
-      priority: hook.priority,
-      registrationIndex: registrationIndex.get(hook.id) ?? 0,
-      executionOrder: null,
-      mode: hook.mode,
-      capability: hook.capability,
-      runtime: hook.runtime.kind,
+      ...blankOutcome({ hook, registrationIndex: registrationIndex.get(hook.id) ?? 0 }, inv.point),
       status: 'skipped',
-      decision: null,
-      decisive: false,
-      reasonCode: null,
-      message: null,
-      payload: null,
-      modifiedInput: null,
-      additionalContext: null,
-      failureReason: null,
-      failureDetail: null,
-      skipReason: null,
-      skippedBy: null,
-      timeoutMs: hook.timeoutMs,
-      startedAt: null,
-      durationUs: null,
     });
     const run = (hook: ResolvedHook, order: number): Outcome => {
       const b = BEHAVIOUR[hook.id]!;

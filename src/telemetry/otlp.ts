@@ -3,17 +3,12 @@
  * batching processors and exporters. This module (and the SDK under it) is imported only when
  * telemetry is configured (cli/telemetry-runner.ts), and is kept out of the claude bundle.
  */
-import { ROOT_CONTEXT, SeverityNumber, SpanKind, SpanStatusCode, trace, type Context, type Logger, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { SeverityNumber, type Logger } from '@opentelemetry/api-logs';
 import { setGlobalErrorHandler } from '@opentelemetry/core';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  detectResources,
-  resourceAttributesEnvDetector,
-  resourceFromAttributes,
-  serviceNameEnvDetector,
-  type Resource,
-} from '@opentelemetry/resources';
+import { detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -54,7 +49,7 @@ export interface OtlpExporterOptions {
 /** The resource: service.name `hookledger` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise. */
 export function telemetryResource(): Resource {
   return resourceFromAttributes({ [ATTR_SERVICE_NAME]: SCOPE, [ATTR_SERVICE_VERSION]: VERSION }).merge(
-    detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] }),
+    detectResources({ detectors: [envDetector] }),
   );
 }
 

@@ -5,7 +5,7 @@ import { connectPostgres } from '../../src/ledger/postgres/open.js';
 import * as sqliteSchema from '../../src/ledger/schema.js';
 import { adminSql, freshDatabase } from './support.js';
 
-const migrationFiles = 2;
+const migrationFiles = 3;
 
 describe('PostgreSQL schema and migrations', () => {
   it('creates every SQLite table with the same columns (plus the PostgreSQL-only writer bookkeeping)', async () => {
@@ -20,8 +20,16 @@ describe('PostgreSQL schema and migrations', () => {
     for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
     for (const table of Object.values(sqliteSchema)) {
       const config = getTableConfig(table);
+      // The local ledger's identity as a ship source (docs/ship.md) has no place in a central ledger.
+      if (config.name === 'ship_source') continue;
       const expected = config.columns.map((c) => c.name);
-      const extra = { invocations: ['writer_id'], chain: ['writer_id'] }[config.name] ?? [];
+      const extra =
+        {
+          invocations: ['writer_id', 'source_ref'],
+          chain: ['writer_id'],
+          outcomes: ['source_ref'],
+          prune_checkpoints: ['source_id', 'source_ref'],
+        }[config.name] ?? [];
       expect(byTable.get(config.name), config.name).toEqual([...expected, ...extra]);
     }
     expect(byTable.get('writers')).toEqual(['id', 'host', 'head_seq', 'head_hash', 'created_at', 'lease_until']);
@@ -40,6 +48,7 @@ describe('PostgreSQL schema and migrations', () => {
     expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual([
       { idx: 0, tag: '0000_init' },
       { idx: 1, tag: '0001_session_summaries' },
+      { idx: 2, tag: '0002_ship' },
     ]);
     // Up to date: a later open applies nothing and changes nothing.
     const again = await connectPostgres({ url });
@@ -64,7 +73,7 @@ describe('PostgreSQL schema and migrations', () => {
     const error = await connectPostgres({ url }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerError);
     expect((error as LedgerError).message).toMatch(
-      /^the ledger was written by a newer hookledger \(schema 3, this one knows 2\); upgrade hookledger$/,
+      /^the ledger was written by a newer hookledger \(schema 4, this one knows 3\); upgrade hookledger$/,
     );
   });
 });

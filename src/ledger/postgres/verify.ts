@@ -13,6 +13,7 @@ import {
   type RowEntry,
 } from '../integrity.js';
 import { diagnoseInvocationLink, uncommittedCompletion, type IntegrityProblem } from '../verify.js';
+import { verifyShippedSources } from './verify-sources.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
 export interface PostgresIntegrityProblem extends IntegrityProblem {
@@ -84,8 +85,14 @@ export async function verifyPostgres(
     const records = { invocations: 0, backgroundOutcomes: 0 };
     const writers: WriterChain[] = [];
     let links = 0;
-    const writerRows = await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', []);
-    const chainWriters = (await rows('SELECT DISTINCT writer_id FROM chain ORDER BY writer_id', [])).map((r) => r[0] as string);
+    // Shipped sources (docs/ship.md) are verified as their source would, below.
+    const sources = new Set((await rows('SELECT id FROM ship_sources', [])).map((r) => r[0] as string));
+    const writerRows = (await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', [])).filter(
+      (r) => !sources.has(r[0] as string),
+    );
+    const chainWriters = (await rows('SELECT DISTINCT writer_id FROM chain ORDER BY writer_id', []))
+      .map((r) => r[0] as string)
+      .filter((w) => !sources.has(w));
     const known = new Set(writerRows.map((r) => r[0] as string));
     for (const writer of chainWriters)
       if (!known.has(writer))
@@ -188,7 +195,8 @@ export async function verifyPostgres(
         for (const o of outcomes) {
           const id = o[OUTCOME_ID] as number;
           if (!stored.get(`o${id}`)?.pending) continue;
-          if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1`, [id])).length > 0) continue;
+          if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1 AND writer_id = $2`, [id, writer])).length > 0)
+            continue;
           const problem = uncommittedCompletion(o, refId, seq);
           if (problem) report(ofWriter(writer, problem));
         }
@@ -232,7 +240,8 @@ export async function verifyPostgres(
     let uncommitted = 0;
     for (const [id, status, decision, hasOutcomes, writer] of await rows(
       `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id), i.writer_id FROM invocations i
-       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
+       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id AND c.writer_id = i.writer_id)
+         AND i.writer_id NOT IN (SELECT id FROM ship_sources) ORDER BY i.id`,
       [],
     )) {
       if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === false) uncommitted++;
@@ -245,6 +254,14 @@ export async function verifyPostgres(
           writer: writer as string,
           detail: `invocation #${id as number} (${status as string}, decision ${(decision as string | null) ?? 'none'}) has no chain link: it was not committed by hookledger`,
         });
+    }
+    for (const source of await verifyShippedSources(client, { maxProblems })) {
+      links += source.links;
+      records.invocations += source.records.invocations;
+      records.backgroundOutcomes += source.records.backgroundOutcomes;
+      writers.push({ writer: source.source, links: source.links, head: source.head });
+      for (const problem of source.problems) report(problem);
+      problemCount += source.problemCount - source.problems.length;
     }
     await client.query('COMMIT');
     return {

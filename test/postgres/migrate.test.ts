@@ -60,10 +60,18 @@ describe('PostgreSQL schema and migrations', () => {
     const { name, url } = await freshDatabase();
     await (await connectPostgres({ url })).close();
     // Back to what the first release wrote: only 0000_init applied.
-    await adminSql(`DROP TABLE session_summaries; DELETE FROM hookledger_migrations WHERE idx > 0`, name);
+    await adminSql(
+      `DROP TABLE session_summaries; DROP TABLE ship_hook_sets; DROP TABLE ship_sources;
+       ALTER TABLE invocations DROP COLUMN source_ref; ALTER TABLE outcomes DROP COLUMN source_ref;
+       ALTER TABLE prune_checkpoints DROP COLUMN source_id, DROP COLUMN source_ref;
+       DROP INDEX chain_ref; CREATE UNIQUE INDEX chain_ref ON chain (kind, ref_id);
+       DELETE FROM hookledger_migrations WHERE idx > 0`,
+      name,
+    );
     await (await connectPostgres({ url })).close();
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
     expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
+    expect(await adminSql(`SELECT to_regclass('ship_sources')::text AS t`, name)).toEqual([{ t: 'ship_sources' }]);
   });
 
   it('refuses a ledger written by a newer hookledger, in one line', async () => {

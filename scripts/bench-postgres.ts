@@ -247,8 +247,7 @@ async function postgresSubject(url: string): Promise<Subject> {
     ledger,
     byId: async (id) => (await pool.query({ name: 'floor', text: 'SELECT * FROM invocations WHERE id = $1', values: [id] })).rows[0],
     one: async (sql) => Number((await pool.query<{ v: string }>(`SELECT (${sql}) AS v`)).rows[0]!.v),
-    sample: async (sql) =>
-      (await pool.query<{ v: string }>({ text: sql, rowMode: 'array' })).rows.map((r) => (r as unknown as string[])[0]!),
+    sample: async (sql) => (await pool.query<[string]>({ text: sql, rowMode: 'array' })).rows.map((r) => r[0]),
     close: async () => {
       await pool.end();
       await ledger.close();

@@ -1,0 +1,10 @@
+import type pg from 'pg';
+import { HOOK_SETS_IN_FORCE_SQL, type HookSetInForce } from '../../queries/hook-sets.js';
+
+/** SQLite's query text, with PostgreSQL's numbered placeholders. */
+const TEXT = HOOK_SETS_IN_FORCE_SQL.replace('?', '$1').replace('?', '$2');
+
+/** The hook sets that decided the invocations started in [since, until), in order of first use (as on SQLite). */
+export async function hookSetsInForcePostgres(pool: pg.Pool, since: number, until: number): Promise<HookSetInForce[]> {
+  return (await pool.query<HookSetInForce>({ name: 'hl_hook_sets_in_force', text: TEXT, values: [since, until] })).rows;
+}

@@ -77,7 +77,7 @@ describe('console queries on PostgreSQL', () => {
     ]) {
       const onPg = await hookHealthSeriesPostgres(pool, options);
       const onSqlite = hookHealthSeries(sqlite, { ...options, now: Date.now() });
-      const counts = (s: typeof onPg) => s.buckets.map((b) => ({ ...b, hooks: b.hooks.map(({ p50Us, p95Us, ...c }) => c) }));
+      const counts = (s: typeof onPg) => s.buckets.map((b) => ({ ...b, hooks: b.hooks.map(({ p50Us: _p50, p95Us: _p95, ...c }) => c) }));
       expect(counts(onPg)).toEqual(counts(onSqlite));
       expect(onPg.buckets.some((b) => b.hooks.length > 0)).toBe(true);
       const pairs = onPg.buckets.flatMap((b, k) => b.hooks.map((h, j) => [h, onSqlite.buckets[k]!.hooks[j]!] as const));

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { HOOK_SETS_IN_FORCE_SQL, type HookSetInForce } from '../../queries/hook-sets.js';
+import { numbered } from '../placeholders.js';
 
 /** SQLite's query text, with PostgreSQL's numbered placeholders. */
-const TEXT = HOOK_SETS_IN_FORCE_SQL.replace('?', '$1').replace('?', '$2');
+const TEXT = numbered(HOOK_SETS_IN_FORCE_SQL);
 
 /** The hook sets that decided the invocations started in [since, until), in order of first use (as on SQLite). */
 export async function hookSetsInForcePostgres(pool: pg.Pool, since: number, until: number): Promise<HookSetInForce[]> {

@@ -80,6 +80,11 @@ export interface VerifyOptions {
   maxProblems?: number;
   /** A head recorded earlier outside the database: the chain must still contain it. */
   anchor?: Anchor;
+  /**
+   * Runs of links removed by prunes recorded elsewhere, as [first, last, hash of last]: a central
+   * ledger's prune of a shipped source's records (ledger/postgres/verify-sources.ts).
+   */
+  prunedElsewhere?: readonly (readonly [number, number, string])[];
 }
 
 type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
@@ -139,7 +144,7 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
         maxProblems: options.maxProblems ?? 100,
         problems: [],
         problemCount: 0,
-        pruned: readPrunedRanges(q),
+        pruned: readPrunedRanges(q, options.prunedElsewhere ?? []),
         records: { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 },
         links: 0,
         removedInvocations: new Set(),
@@ -195,8 +200,9 @@ function report(state: VerifyState, problem: IntegrityProblem): void {
 }
 
 /** Step 1: the runs of links that intact prune checkpoints account for. */
-function readPrunedRanges(q: VerifyStatements): PrunedRanges {
+function readPrunedRanges(q: VerifyStatements, elsewhere: readonly (readonly [number, number, string])[]): PrunedRanges {
   const pruned = new PrunedRanges();
+  for (const [first, last, hash] of elsewhere) pruned.addRun(first, last, hash);
   for (const link of q.checkpointLinks.all()) {
     const row = q.checkpoint.get(link[2]);
     if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4])
@@ -461,27 +467,41 @@ function checkAnchor(s: Database.Database, anchor: Anchor, head: { seq: number; 
   return { ...base, status: pruned.covers(anchor.seq, anchor.seq) ? 'pruned' : 'mismatch' };
 }
 
-/** The runs of links prune checkpoints removed: [first, last, hash of last]. */
-class PrunedRanges {
+/**
+ * The well-formed runs of a checkpoint's `removed_json`: [first, last, hash of last, …]; on
+ * PostgreSQL a fourth element names the writer whose chain the run was in. Not trusted beyond
+ * its checkpoint's link: verify reads only checkpoints whose link is intact.
+ */
+export function removedRunsOf(removedJson: string): [number, number, string, unknown][] {
+  let runs: unknown;
+  try {
+    runs = JSON.parse(removedJson);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(runs)) return [];
+  return runs.filter(
+    (run): run is [number, number, string, unknown] =>
+      Array.isArray(run) && typeof run[0] === 'number' && typeof run[1] === 'number' && typeof run[2] === 'string',
+  );
+}
+
+/** The runs of links prune checkpoints removed: [first, last, hash of last] (on PostgreSQL, one set per writer). */
+export class PrunedRanges {
   private readonly ends = new Map<number, string>();
   private intervals: [number, number][] = [];
   private merged: [number, number][] | null = null;
   count = 0;
 
   add(removedJson: string): void {
-    let runs: unknown;
-    try {
-      runs = JSON.parse(removedJson);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(runs)) return;
-    for (const run of runs) {
-      if (!Array.isArray(run) || typeof run[0] !== 'number' || typeof run[1] !== 'number' || typeof run[2] !== 'string') continue;
-      this.intervals.push([run[0], run[1]]);
-      this.ends.set(run[1], run[2]);
-      this.count += run[1] - run[0] + 1;
-    }
+    for (const [first, last, hash] of removedRunsOf(removedJson)) this.addRun(first, last, hash);
+  }
+
+  /** One run of removed links: [first, last] and the hash of `last`. */
+  addRun(first: number, last: number, hash: string): void {
+    this.intervals.push([first, last]);
+    this.ends.set(last, hash);
+    this.count += last - first + 1;
     this.merged = null;
   }
 

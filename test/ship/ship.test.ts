@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { prunePostgres } from '../../src/ledger/postgres/prune.js';
+import { PostgresStore } from '../../src/ledger/postgres/store.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
@@ -161,5 +163,31 @@ describe('hookledger ship', { timeout: 180_000 }, () => {
     expect(report.ok).toBe(false);
     expect(report.problems.every((p) => p.writer === second.source && p.detail.startsWith(`source ${second.source}`))).toBe(true);
     expect(report.problems.some((p) => p.seq === 5 || p.seq === 6)).toBe(true);
+  });
+
+  it('central retention: prune on PostgreSQL removes shipped records with their source links, keeps held sessions, and every source still verifies', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'laptop.db');
+    await writeLedger(db, 100, 'a');
+    const { url, name } = await freshDatabase();
+    const first = JSON.parse((await ship(url, db)).stdout);
+    await adminSql(`INSERT INTO legal_holds (session_id, reason, held_by, created_at) VALUES ('s-a-1', 'audit', 'test', 0)`, name);
+    await new Promise((r) => setTimeout(r, 50));
+    const store = await PostgresStore.open({ url, writerId: 'central-admin' });
+    try {
+      const pruned = await prunePostgres(store, { before: Date.now() });
+      expect(pruned.invocations).toBe(50);
+    } finally {
+      await store.close();
+    }
+    expect((await verifyCentre(url)).problems.map((p) => p.detail)).toEqual([]);
+    // The source goes on shipping after the centre pruned its records.
+    await writeLedger(db, 10, 'b');
+    const second = JSON.parse((await ship(url, db)).stdout);
+    expect(second.shipped.invocations).toBe(10);
+    expect((await centralCounts(name, first.source)).invocations).toBe(60);
+    const verified = await verifyCentre(url);
+    expect(verified.problems).toEqual([]);
+    expect(verified.prunedLinks).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import pg from 'pg';
+import { connectPostgres } from '../../src/ledger/postgres/open.js';
 import { verifyPostgres, type PostgresVerifyReport } from '../../src/ledger/postgres/verify.js';
 import { tsxLoader } from '../cli-helpers.js';
 
@@ -26,10 +26,10 @@ export const writeLedger = (path: string, count: number, tag: string) => startWr
 
 /** The central ledger's verify (the library function `verify --db postgres://…` runs). */
 export async function verifyCentre(url: string): Promise<PostgresVerifyReport> {
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const connection = await connectPostgres({ url, readonly: true, poolSize: 2 });
   try {
-    return await verifyPostgres(pool, url);
+    return await verifyPostgres(connection.pool, connection.displayUrl);
   } finally {
-    await pool.end();
+    await connection.close();
   }
 }

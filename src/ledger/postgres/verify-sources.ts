@@ -51,16 +51,20 @@ const SELECT_LINKS = `SELECT seq, seq, kind, ref_id, prev_hash, hash, at, rows F
 const SELECT_HOOK_SETS = `SELECT ${selectList(HOOK_SET, 'h', { id: 'm.local_id' })}
   FROM ship_hook_sets m JOIN hook_sets h ON h.id = m.hook_set_id WHERE m.source_id = $1 ORDER BY m.local_id`;
 
+export interface SourceVerifyOptions {
+  batchSize?: number;
+  maxProblems?: number;
+  /** Runs of links a central prune removed, per writer (a source's id among them): its gaps are then accounted for. */
+  prunedRuns?: Map<string, [number, number, string][]>;
+}
+
 const insert = (table: string, names: string[]) => `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`;
 
 /**
  * Verifies every shipped source, inside the caller's transaction (one snapshot with the rest of
  * verify). `writer` in each problem is the source id.
  */
-export async function verifyShippedSources(
-  client: pg.ClientBase,
-  options: { batchSize?: number; maxProblems?: number } = {},
-): Promise<SourceChain[]> {
+export async function verifyShippedSources(client: pg.ClientBase, options: SourceVerifyOptions = {}): Promise<SourceChain[]> {
   const sources = (
     await client.query<{ id: string; host: string; head_seq: number; head_hash: string }>(
       `SELECT s.id, s.host, w.head_seq, w.head_hash FROM ship_sources s JOIN writers w ON w.id = s.id ORDER BY s.id`,
@@ -74,7 +78,7 @@ export async function verifyShippedSources(
 async function verifySource(
   client: pg.ClientBase,
   source: { id: string; host: string; head_seq: number; head_hash: string },
-  options: { batchSize?: number; maxProblems?: number },
+  options: SourceVerifyOptions,
 ): Promise<SourceChain> {
   const batchSize = options.batchSize ?? 5000;
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-verify-'));
@@ -110,6 +114,7 @@ async function verifySource(
     const report = verifyLedger(scratch, {
       ...(options.maxProblems !== undefined ? { maxProblems: options.maxProblems } : {}),
       anchor: { seq: source.head_seq, hash: source.head_hash },
+      prunedElsewhere: options.prunedRuns?.get(source.id) ?? [],
     });
     const named = `source ${source.id} (host ${source.host})`;
     return {

@@ -39,7 +39,10 @@ async function shipChild(
   extra: string[] = [],
 ): Promise<{ ms: number; peakMiB: number; report: { shipped: { invocations: number; links: number } } }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'ship', '--to', url, '--db', db, '--json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'ship', '--db', db, '--json', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOOKLEDGER_SHIP_TO: url },
+  });
   let out = '';
   let err = '';
   let peak = 0;
@@ -161,7 +164,10 @@ async function followLag(dir: string, url: string) {
     hookSet: defineHooks({ name: 'lag', hooks: [{ id: 'guard', point: 'pre_tool_use', capability: 'guardrail', run: () => undefined }] }),
   });
   await runner.run({ point: 'pre_tool_use', sessionId: 'lag', toolName: 'Bash', toolInput: { command: 'warm' } });
-  const child = spawn(process.execPath, [bin, 'ship', '--follow', '--to', url, '--db', db], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [bin, 'ship', '--follow', '--db', db], {
+    stdio: 'ignore',
+    env: { ...process.env, HOOKLEDGER_SHIP_TO: url },
+  });
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const samples: number[] = [];

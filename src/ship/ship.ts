@@ -95,6 +95,8 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
     try {
       connection = await connectPostgres({ url: options.url, poolSize: 1 });
       client = await connection.pool.connect();
+      // A server that goes away while this connection is checked out emits 'error' on it; the query in flight fails too, and is what is retried.
+      client.on('error', () => undefined);
       await lockSource(client, source, options, aborted);
       let head = await registerSource(client, source, host);
       checkNotBehind(options.ledger, head, source);

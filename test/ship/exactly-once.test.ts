@@ -41,7 +41,7 @@ describe('ship exactly once', { timeout: 300_000 }, () => {
     let completed = 0;
     // Kill at varied moments: during start-up, connect, mid-batch, between batches.
     for (let i = 0; writing || i < 6; i++) {
-      const run = startCli(['ship', '--to', url, '--db', db, '--batch', '25', '--json']);
+      const run = startCli(['ship', '--db', db, '--batch', '25', '--json'], { env: { HOOKLEDGER_SHIP_TO: url } });
       const exited = Promise.race([run.exited, sleep(250 + ((i * 397) % 2500)).then(() => null)]);
       const result = await exited;
       if (result === null) {
@@ -56,7 +56,7 @@ describe('ship exactly once', { timeout: 300_000 }, () => {
     }
     await writer.done;
     expect(kills).toBeGreaterThanOrEqual(3);
-    const last = await runCli(['ship', '--to', url, '--db', db, '--json'], { timeoutMs: 120_000 });
+    const last = await runCli(['ship', '--db', db, '--json'], { timeoutMs: 120_000, env: { HOOKLEDGER_SHIP_TO: url } });
     expect(last.code, last.stderr).toBe(0);
 
     const { local, central } = await compare(db, name);
@@ -83,8 +83,8 @@ describe('ship exactly once', { timeout: 300_000 }, () => {
     ledger.sqlite.prepare(`INSERT INTO ship_source (id, source_id, created_at) VALUES (1, 'src-two-shippers', 0)`).run();
     ledger.close();
     const [a, b] = await Promise.all([
-      runCli(['ship', '--to', url, '--db', db, '--json', '--batch', '20'], { timeoutMs: 120_000 }),
-      runCli(['ship', '--to', url, '--db', db, '--json', '--batch', '20'], { timeoutMs: 120_000 }),
+      runCli(['ship', '--db', db, '--json', '--batch', '20'], { timeoutMs: 120_000, env: { HOOKLEDGER_SHIP_TO: url } }),
+      runCli(['ship', '--db', db, '--json', '--batch', '20'], { timeoutMs: 120_000, env: { HOOKLEDGER_SHIP_TO: url } }),
     ]);
     expect(a.code, a.stderr).toBe(0);
     expect(b.code, b.stderr).toBe(0);

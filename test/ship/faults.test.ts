@@ -16,7 +16,7 @@ describe('ship when the centre fails', { timeout: 300_000 }, () => {
     const server = await PostgresServer.start();
     try {
       const url = await server.createDatabase('centre');
-      const run = startCli(['ship', '--to', url, '--db', db, '--batch', '10', '--json', '--retry-for', '120']);
+      const run = startCli(['ship', '--db', db, '--batch', '10', '--json', '--retry-for', '120'], { env: { HOOKLEDGER_SHIP_TO: url } });
       const shippedSoFar = async () =>
         Number((await server.sql(`SELECT coalesce(max(head_seq), 0)::int AS n FROM writers`, 'centre'))[0]!.rows[0]!.n);
       const deadline = Date.now() + 120_000;
@@ -60,9 +60,15 @@ describe('ship when the centre fails', { timeout: 300_000 }, () => {
     await writeLedger(db, 20, 'a');
     const port = await freePort();
     const password = 'pw-must-not-show-7f3a';
-    const run = startCli(['ship', '--to', `postgres://shipper:${password}@127.0.0.1:${port}/centre`, '--db', db, '--retry-for', '4']);
-    // The process title no longer carries the password once ship has started.
-    await sleep(2500);
+    const centre = `postgres://shipper:${password}@127.0.0.1:${port}/centre`;
+    // On the command line the password would show in the process list: refused, in one line without it.
+    const refused = await runCli(['ship', '--to', centre, '--db', db]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      `hookledger: ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (postgres://shipper@127.0.0.1:${port}/centre)\n`,
+    );
+    const run = startCli(['ship', '--db', db, '--retry-for', '4'], { env: { HOOKLEDGER_SHIP_TO: centre } });
+    await sleep(1500);
     const cmdline = (() => {
       try {
         return readFileSync(`/proc/${run.child.pid}/cmdline`, 'utf8');

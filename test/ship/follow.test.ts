@@ -12,8 +12,10 @@ describe('ship --follow', { timeout: 300_000 }, () => {
     const db = join(dir, 'laptop.db');
     await writeLedger(db, 5, 'warm');
     const { url, name } = await freshDatabase();
-    const run = startCli(['ship', '--follow', '--to', url, '--db', db, '--json']);
-    const centralLinks = async () => (await adminSql<{ n: number }>(`SELECT count(*)::int AS n FROM chain`, name))[0]!.n;
+    const run = startCli(['ship', '--follow', '--db', db, '--json'], { env: { HOOKLEDGER_SHIP_TO: url } });
+    // 0 until ship has connected and created the schema.
+    const centralLinks = async () =>
+      (await adminSql<{ n: number }>(`SELECT count(*)::int AS n FROM chain`, name).catch(() => [{ n: 0 }]))[0]!.n;
     const localLinks = () => {
       const ledger = SqliteLedger.open({ path: db });
       try {
@@ -22,8 +24,10 @@ describe('ship --follow', { timeout: 300_000 }, () => {
         ledger.close();
       }
     };
-    // Shipping starts before the writer has finished: the centre sees records while they are still being written.
-    const writer = startWriter(db, 300, 'live');
+    // The follower is running once it has shipped what was there; then a writer records meanwhile.
+    const warm = localLinks();
+    for (const deadline = Date.now() + 60_000; (await centralLinks()) < warm && Date.now() < deadline;) await sleep(50);
+    const writer = startWriter(db, 600, 'live');
     let seenMidway = false;
     let writing = true;
     void writer.done.finally(() => (writing = false));
@@ -43,7 +47,7 @@ describe('ship --follow', { timeout: 300_000 }, () => {
     const { code } = await run.exited;
     expect(code, run.output.stderr).toBe(0);
     const report = JSON.parse(run.output.stdout);
-    expect(report.shipped.invocations).toBe(305);
+    expect(report.shipped.invocations).toBe(605);
     expect(report.head.seq).toBe(target);
     expect((await verifyCentre(url)).problems).toEqual([]);
   });

@@ -9,7 +9,7 @@ import { adminSql, freshDatabase } from '../postgres/support.js';
 import { verifyCentre, writeLedger } from './support.js';
 
 const ship = (url: string, db: string, ...more: string[]) =>
-  runCli(['ship', '--to', url, '--db', db, '--json', ...more], { timeoutMs: 60_000 });
+  runCli(['ship', '--db', db, '--json', ...more], { timeoutMs: 60_000, env: { HOOKLEDGER_SHIP_TO: url } });
 
 async function centralCounts(name: string, source: string) {
   const [row] = await adminSql<{ invocations: number; outcomes: number; links: number; pending: number }>(
@@ -80,6 +80,12 @@ describe('hookledger ship', { timeout: 180_000 }, () => {
     expect(verified.problems).toEqual([]);
     expect(verified.writers).toEqual([{ writer: report.source, links: local.links, head: report.head }]);
     expect((await runCli(['verify', '--db', db])).code).toBe(0);
+
+    // --source on the local ledger: its own id selects it whole, any other id nothing.
+    const mine = await runCli(['denials', '--db', db, '--source', report.source, '--json']);
+    expect(JSON.parse(mine.stdout).rows.length).toBe(24);
+    const other = await runCli(['denials', '--db', db, '--source', 'src-elsewhere', '--json']);
+    expect(JSON.parse(other.stdout).rows).toEqual([]);
   });
 
   it('prunes and holds: a record pruned locally after it was shipped stays central; checkpoints and holds ship; a gap pruned before shipping verifies', async () => {

@@ -15,8 +15,9 @@ export const command: Command = {
   with this ledger's source id and host, then prints counts. Each batch and the source's
   high-water mark commit in one PostgreSQL transaction: re-running, a killed ship or two ships
   at once never duplicate or skip a record. docs/ship.md.
-  --to URL             the central ledger (else $HOOKLEDGER_SHIP_TO). Give the password with
-                       PGPASSWORD or ~/.pgpass: it is then never on a command line
+  --to URL             the central ledger (else $HOOKLEDGER_SHIP_TO), without its password
+                       (refused: it would show in the process list); give the password with
+                       PGPASSWORD or ~/.pgpass, or the whole URL in $HOOKLEDGER_SHIP_TO
   --db PATH            the local SQLite ledger (else $HOOKLEDGER_DB, else ~/.hookledger/ledger.db)
   --follow             keep running: ship new records within a second of their commit (Ctrl-C stops)
   --batch N            links per transaction (default 2000)
@@ -36,7 +37,11 @@ export const command: Command = {
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
     if (!isPostgresUrl(url))
       throw new UsageError(`ship: --to must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
-    hidePassword(url);
+    // A password on the command line shows in `ps` and /proc/PID/cmdline for as long as ship runs (Node cannot rewrite argv there).
+    if (stringFlag(args, 'to') !== undefined && hasPassword(url))
+      throw new UsageError(
+        `ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
+      );
     const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
     if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
     const batchSize = positiveInt(args, 'batch');
@@ -88,15 +93,14 @@ export const command: Command = {
   },
 };
 
-/**
- * The URL may carry a password on the command line: from here on the process title (what `ps`
- * shows) names the centre without it. (Before this line runs, /proc/PID/cmdline shows argv as
- * given: docs/ship.md says to pass the password with PGPASSWORD or ~/.pgpass instead.)
- */
-function hidePassword(url: string): void {
-  const shown = displayUrl(url);
-  if (shown === url) return;
-  process.title = `hookledger ship --to ${shown}`;
+/** Whether a URL carries a password (in its user info or a `password` parameter). */
+function hasPassword(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.password !== '' || parsed.searchParams.has('password');
+  } catch {
+    return false;
+  }
 }
 
 function positiveInt(args: Parameters<Command['run']>[0], name: string): number | undefined {

@@ -27,6 +27,11 @@ export const invocationFilterSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   /** The host that recorded the invocation (its hostname). */
   host: z.string().min(1).optional(),
+  /**
+   * The ship source the invocation came from (docs/ship.md): on a central ledger, the machine's
+   * source id; on a SQLite ledger, its own source id selects everything and any other nothing.
+   */
+  source: z.string().min(1).optional(),
   /** ms since the epoch, inclusive. */
   since: z.number().int().optional(),
   /** ms since the epoch, exclusive. */
@@ -107,6 +112,8 @@ export function orderedFilterSql(
     add('(+i.agent = ? OR (+i.agent >= ? AND +i.agent < ?))', filter.agent, `${filter.agent}/`, `${filter.agent}0`);
   }
   if (filter.host !== undefined) add('+i.host = ?', filter.host);
+  // A SQLite ledger is one source: its own id (created by its first ship) selects it whole.
+  if (filter.source !== undefined) add('? = (SELECT source_id FROM ship_source WHERE id = 1)', filter.source);
   if (filter.hookSet !== undefined) {
     const ids = hookSetIds(ledger, filter.hookSet);
     if (ids.length === 0) return empty;

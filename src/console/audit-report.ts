@@ -53,7 +53,7 @@ export async function renderAuditReport(ledger: Ledger, options: AuditReportOpti
     hookSetsInForce(ledger, since, until),
     listReplayRuns(ledger, { limit: 10_000 }),
   ]);
-  const head = verify.links > 0 || verify.head.seq > 0 ? verify.head : null;
+  const head = verify.head && (verify.links > 0 || verify.head.seq > 0) ? verify.head : null;
   const replayRuns = runs.filter((r) => r.startedAt >= since && r.startedAt < until);
   const failing = health.hooks.filter((h) => h.failures > 0 || h.timeouts > 0 || h.interrupted > 0);
   const totals = sessions.reduce(

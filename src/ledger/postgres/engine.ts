@@ -7,6 +7,7 @@ import type { DenialGroupBy, DenialGroups, DenialPage } from '../queries/denials
 import type { ExportFormat, ExportRecord } from '../queries/export.js';
 import type { InvocationFilter } from '../queries/filters.js';
 import type { HealthOptions, HealthReport } from '../queries/health.js';
+import type { HealthSeriesOptions } from '../queries/health-series.js';
 import type { PageRequest } from '../queries/paging.js';
 import type { ReplayRunDetail, ReplayRunSummary } from '../queries/replay-runs.js';
 import type { ReplaySelection } from '../queries/replay-source.js';
@@ -71,6 +72,12 @@ export class PostgresLedger implements Ledger {
   async hookHealth(_options: HealthOptions = {}): Promise<HealthReport> {
     throw unsupported('hook health');
   }
+  async hookHealthSeries(options: HealthSeriesOptions) {
+    return (await import('./queries/health-buckets.js')).hookHealthSeriesPostgres(this.pool, options);
+  }
+  async hookSetsInForce(since: number, until: number) {
+    return (await import('./queries/hook-sets.js')).hookSetsInForcePostgres(this.pool, since, until);
+  }
   // eslint-disable-next-line require-yield
   async *exportRecords(_filter: InvocationFilter): AsyncGenerator<ExportRecord> {
     throw unsupported('export');
@@ -95,6 +102,9 @@ export class PostgresLedger implements Ledger {
     throw unsupported('replay show');
   }
 
+  async chainHeads() {
+    return (await import('./queries/chain-head.js')).chainHeadsPostgres(this.pool);
+  }
   async verify(options: VerifyOptions = {}) {
     // An anchor is one chain head; here every writer has its own chain.
     if (options.anchor)
@@ -104,17 +114,17 @@ export class PostgresLedger implements Ledger {
   }
 
   // pgfaults: prune and legal holds.
-  async prune(_options: PruneOptions): Promise<PruneReport> {
-    throw unsupported('prune');
+  async prune(options: PruneOptions): Promise<PruneReport> {
+    return (await import('./prune.js')).prunePostgres(this.store, options);
   }
-  async placeHold(_sessionId: string, _reason: string, _heldBy?: string): Promise<LegalHold> {
-    throw unsupported('hold');
+  async placeHold(sessionId: string, reason: string, heldBy?: string): Promise<LegalHold> {
+    return (await import('./holds.js')).placeHoldPostgres(this.pool, this.location, sessionId, reason, heldBy);
   }
-  async releaseHold(_sessionId: string): Promise<void> {
-    throw unsupported('hold --release');
+  async releaseHold(sessionId: string): Promise<void> {
+    return (await import('./holds.js')).releaseHoldPostgres(this.pool, this.location, sessionId);
   }
   async listHolds(): Promise<LegalHold[]> {
-    throw unsupported('hold --list');
+    return (await import('./holds.js')).listHoldsPostgres(this.pool, this.location);
   }
 
   async close(): Promise<void> {

@@ -26,6 +26,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
+import type * as Package from '../src/index.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const ONLY = process.env.BENCH_ONLY;
@@ -282,7 +283,7 @@ function clientLoop(port: number, count: number, samples?: number[]): Promise<vo
  * state with its outcomes and link. No HTTP, parsing, hooks or redaction.
  */
 async function writeFloor(servedDb: string): Promise<{ rate: number; samples: number[] }> {
-  const { SqliteLedger } = (await import(pathToFileURL(join(work, 'dist/index.js')).href)) as typeof import('../src/index.js');
+  const { SqliteLedger } = (await import(pathToFileURL(join(work, 'dist/index.js')).href)) as typeof Package;
   const served = SqliteLedger.open({ path: servedDb, readonly: true });
   const invocation = served.sqlite.prepare('SELECT * FROM invocations ORDER BY id DESC LIMIT 1').get() as Record<string, unknown>;
   const outcomes = served.sqlite.prepare('SELECT * FROM outcomes WHERE invocation_id = ?').all(invocation.id) as Record<string, unknown>[];

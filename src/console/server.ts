@@ -2,11 +2,11 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describeThrown, HookledgerError, InputError, NotFoundError } from '../domain/errors.js';
+import { describeThrown, HookledgerError, InputError, LedgerError, NotFoundError } from '../domain/errors.js';
 import { oneLine } from '../domain/text.js';
-import type { Ledger } from '../ledger/open.js';
+import type { Ledger, OpenOptions } from '../ledger/ledger.js';
 import { packageRoot } from '../ledger/paths.js';
-import { writeExport, type ExportFormat } from '../ledger/queries/export.js';
+import { writeChunks, type ExportFormat } from '../ledger/queries/export.js';
 import { ConsoleSessions, clearedCookie, sessionCookie } from './auth.js';
 import { filterFromQuery } from './filters.js';
 import { consolePage, errorBody, loginPage } from './layout.js';
@@ -52,8 +52,11 @@ export interface ConsoleServerOptions {
   /** The ledger as shown in the header (path or URL without password). */
   ledgerLabel?: string;
   log?: (line: string) => void;
-  /** Where the ledger is, for the verify worker (it opens its own read-only connection). */
-  verifyTarget?: string | null;
+  /**
+   * How the verify worker opens its own connection to the same ledger (a path, or a URL with
+   * its password); default the ledger's location, read-only.
+   */
+  reopen?: OpenOptions;
 }
 
 export interface ConsoleServer {
@@ -83,7 +86,11 @@ const ROUTES: [RegExp, Route][] = [
 export function createConsoleServer(options: ConsoleServerOptions): ConsoleServer {
   const sessions = new ConsoleSessions(options.token);
   const log = options.log ?? (() => undefined);
-  const integrity: IntegrityState = createIntegrityState(options.verifyTarget ?? options.ledger.path, options.anchorFile ?? null, log);
+  const integrity: IntegrityState = createIntegrityState(
+    options.reopen ?? { path: options.ledger.location, readonly: true },
+    options.anchorFile ?? null,
+    log,
+  );
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -146,13 +153,21 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (error instanceof InputError || (error instanceof HookledgerError && error.exitCode === 2)) {
         return { title: 'Bad request', section: null, status: 400, body: errorBody('Bad request', error.message) };
       }
+      const unavailable = ledgerUnavailable(error);
+      if (unavailable)
+        return {
+          title: unavailable.title,
+          section: null,
+          status: unavailable.status,
+          body: errorBody(unavailable.title, unavailable.line),
+        };
       throw error;
     }
   }
 
   /** Sends a page; `Server-Timing` says how long its queries and rendering took (the benchmark reads it). */
   function page(res: ServerResponse, result: PageResult, started: number): void {
-    const text = consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.path }).value;
+    const text = consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.location }).value;
     res.setHeader('server-timing', `page;dur=${(performance.now() - started).toFixed(1)}`);
     html(res, result.status ?? 200, text);
   }
@@ -175,13 +190,31 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (error instanceof HookledgerError) return send(res, 400, 'text/plain; charset=utf-8', `${oneLine(error.message)}\n`);
       throw error;
     }
+    // The first chunk is read before the headers go out, so that a ledger that cannot export
+    // (an engine without it, a lost connection) answers with one line instead of a cut-off file.
+    const chunks = ctx.ledger.exportText(filter, format)[Symbol.asyncIterator]();
+    let first: IteratorResult<string>;
+    try {
+      first = await chunks.next();
+    } catch (error) {
+      const unavailable = ledgerUnavailable(error);
+      if (unavailable) return send(res, unavailable.status, 'text/plain; charset=utf-8', `${unavailable.line}\n`);
+      throw error;
+    }
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
       'content-disposition': `attachment; filename="hookledger-export.${format}"`,
       'cache-control': 'no-store',
     });
-    await writeExport(ctx.ledger, filter, res, { format });
+    const rest = { [Symbol.asyncIterator]: () => chunks };
+    await writeChunks(
+      (async function* () {
+        if (!first.done) yield first.value;
+        yield* rest;
+      })(),
+      res,
+    );
     res.end();
   }
 
@@ -206,6 +239,18 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       });
     },
   };
+}
+
+/**
+ * A ledger error as the page answering it: what this ledger cannot do (501: its engine does not
+ * support it yet) or cannot do now (503: connection lost, locked, …), in the error's one line.
+ */
+function ledgerUnavailable(error: unknown): { status: number; title: string; line: string } | null {
+  if (!(error instanceof LedgerError)) return null;
+  const line = oneLine(error.message);
+  return error.code === 'ledger_engine_unsupported'
+    ? { status: 501, title: 'Not available on this ledger', line }
+    : { status: 503, title: 'Ledger unavailable', line };
 }
 
 /** Only a path on this console (never `//host` or a scheme) may follow the login. */

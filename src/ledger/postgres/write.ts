@@ -9,6 +9,7 @@ import {
   INVOCATION_SELECT,
   invocationEntry,
   linkHash,
+  OUTCOME_STATUS,
   outcomeEntry,
   rowsText,
   type LinkKind,
@@ -75,7 +76,11 @@ const APPEND_LINK = {
       INSERT INTO chain (writer_id, seq, kind, ref_id, prev_hash, hash, at, rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
     UPDATE writers SET head_seq = $2, head_hash = $6, lease_until = greatest(lease_until, $9) WHERE id = $1`,
 };
-const START_OUTCOME = { name: 'hl_start_outcome', text: 'UPDATE outcomes SET started_at = $1, execution_order = $2 WHERE id = $3' };
+// Only while pending: a completed outcome is covered by its link.
+const START_OUTCOME = {
+  name: 'hl_start_outcome',
+  text: `UPDATE outcomes SET started_at = $1, execution_order = $2 WHERE id = $3 AND status = 'pending'`,
+};
 const COMPLETE_OUTCOME = {
   name: 'hl_complete_outcome',
   text: `UPDATE outcomes SET status = $2, decision = $3, reason_code = $4, message = $5, payload_json = $6, modified_input_json = $7,
@@ -126,6 +131,8 @@ export class PostgresRecorder {
   private readonly defaultRedactor = new Redactor();
   private readonly open = new Map<number, OpenInvocation>();
   private readonly pendingBackground = new Map<number, Redactor>();
+  /** Background starts being recorded, by outcome row id (settled: never rejects). */
+  private readonly starting = new Map<number, Promise<void>>();
   private readonly chained: boolean;
 
   constructor(
@@ -160,8 +167,7 @@ export class PostgresRecorder {
   /** Commits the invocation `running` before any hook runs; returns its id. */
   async begin(hookSetId: number, invocation: Invocation, startedAt: number): Promise<number> {
     const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
-    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
-    const stored = Object.fromEntries(Object.entries(row).map(([key, value]) => [key, storedValue(value)])) as BeginParams;
+    const { row: stored, paths } = storedPostgresBegin(redactor, hookSetId, invocation, startedAt, this.host);
     const values = [
       stored.hookSetId,
       stored.point,
@@ -197,9 +203,7 @@ export class PostgresRecorder {
     const open = this.open.get(invocationId);
     this.open.delete(invocationId);
     const redactor = open?.redactor ?? this.defaultRedactor;
-    const computed = storedFinal(invocationId, open, redactor, result, outcomes, finishedAt);
-    const final = Object.fromEntries(Object.entries(computed.final).map(([key, value]) => [key, storedValue(value)])) as FinalParams;
-    const outcomeRows = computed.rows.map((r) => storedValues(outcomeValues(outcomeParams(invocationId, r.outcome, r.paths))));
+    const { final, outcomeRows } = storedPostgresFinal(invocationId, open, redactor, result, outcomes, finishedAt);
     return this.guard('commit the decision', () =>
       this.transaction(async (client) => {
         const updated = await client.query({
@@ -230,15 +234,10 @@ export class PostgresRecorder {
           );
         }
         if (this.chained) {
-          const entries: RowEntry[] = [
-            invocationEntry(
-              open
-                ? invocationRow(open.row, final, await this.fingerprintOf(open.row.hookSetId))
-                : await this.readInvocation(client, invocationId),
-            ),
-          ];
-          outcomeRows.forEach((values, i) => entries.push(outcomeEntry([ids[i]!, ...values], values[9] === 'pending')));
-          await this.appendLink(client, 'invocation', invocationId, entries, finishedAt);
+          const row = open
+            ? invocationRow(open.row, final, await this.fingerprintOf(open.row.hookSetId))
+            : await this.readInvocation(client, invocationId);
+          await this.appendLink(client, 'invocation', invocationId, invocationLinkEntries(row, outcomeRows, ids), finishedAt);
         }
         const pending: number[] = [];
         outcomes.forEach((outcome, i) => {
@@ -254,13 +253,27 @@ export class PostgresRecorder {
 
   /** Marks a pending background outcome as started. */
   async startBackground(outcomeRowId: number, startedAt: number, executionOrder: number): Promise<void> {
-    await this.guard('record a background hook start', () =>
+    const started = this.guard('record a background hook start', () =>
       this.pool.query({ ...START_OUTCOME, values: [startedAt, executionOrder, outcomeRowId] }),
     );
+    this.starting.set(
+      outcomeRowId,
+      started.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    await started;
   }
 
   /** Completes a pending background outcome, with its own chain link. */
   async completeBackground(outcomeRowId: number, outcome: Outcome): Promise<void> {
+    // The runner does not wait for the start to be recorded before the hook ends. On a pool the two
+    // writes travel on different connections: a start landing after the completion would change the
+    // row its link covers, so the completion waits for it.
+    const starting = this.starting.get(outcomeRowId);
+    this.starting.delete(outcomeRowId);
+    if (starting) await starting;
     const redactor = this.pendingBackground.get(outcomeRowId) ?? this.defaultRedactor;
     this.pendingBackground.delete(outcomeRowId);
     const r = redactOutcome(redactor, outcome, inputPathOf(outcome.point));
@@ -290,17 +303,8 @@ export class PostgresRecorder {
     );
   }
 
-  /** Appends a link to this writer's chain: its head row is locked until the commit. */
-  private async appendLink(client: pg.PoolClient, kind: LinkKind, refId: number, entries: RowEntry[], at: number): Promise<void> {
-    const writer = this.lease.writerId;
-    const head = (await client.query<{ head_seq: number; head_hash: string }>({ ...HEAD, values: [writer] })).rows[0];
-    if (!head) throw new LedgerError('ledger_write_failed', `writer ${writer} is not registered in ${this.location}`);
-    const seq = head.head_seq + 1;
-    const hash = linkHash(head.head_hash, seq, kind, refId, at, entries);
-    await client.query({
-      ...APPEND_LINK,
-      values: [writer, seq, kind, refId, head.head_hash, hash, at, rowsText(entries), this.lease.nextExpiry()],
-    });
+  private appendLink(client: pg.PoolClient, kind: LinkKind, refId: number, entries: RowEntry[], at: number): Promise<void> {
+    return appendChainLink(client, this.lease, this.location, kind, refId, entries, at);
   }
 
   private async readInvocation(client: pg.PoolClient, id: number): Promise<RawRow> {
@@ -347,6 +351,75 @@ export class PostgresRecorder {
       throw new LedgerError('ledger_write_failed', `cannot ${what} in ${this.location}: ${describePgError(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * The invocation row `begin` stores on PostgreSQL: `storedBegin`'s, with strings as PostgreSQL
+ * stores them (text.ts). Shared with the bulk generator (scripts/generate-ledger-postgres.ts), so
+ * a generated record is stored and chained exactly as a live one.
+ */
+export function storedPostgresBegin(
+  redactor: Redactor,
+  hookSetId: number,
+  invocation: Invocation,
+  startedAt: number,
+  host: string,
+): { row: BeginParams; paths: string[] } {
+  const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, host);
+  return { row: Object.fromEntries(Object.entries(row).map(([key, value]) => [key, storedValue(value)])) as BeginParams, paths };
+}
+
+/**
+ * The final state and outcome rows `finish` stores on PostgreSQL: `storedFinal`'s, strings as
+ * stored; each outcome row is the chain's encoded row without its id (`decisive` still 0/1, bound
+ * as a boolean).
+ */
+export function storedPostgresFinal(
+  invocationId: number,
+  open: { point: Point; paths: string[] } | undefined,
+  redactor: Redactor,
+  result: InvocationResult,
+  outcomes: Outcome[],
+  finishedAt: number,
+): { final: FinalParams; outcomeRows: unknown[][] } {
+  const computed = storedFinal(invocationId, open, redactor, result, outcomes, finishedAt);
+  const final = Object.fromEntries(Object.entries(computed.final).map(([key, value]) => [key, storedValue(value)])) as FinalParams;
+  const outcomeRows = computed.rows.map((r) => storedValues(outcomeValues(outcomeParams(invocationId, r.outcome, r.paths))));
+  return { final, outcomeRows };
+}
+
+/** Position of `status` in a stored outcome row (without its id). */
+const OUTCOME_STATUS_VALUE = OUTCOME_STATUS - 1;
+
+/** What an invocation's link covers: its row (INVOCATION_SELECT's shape) and each outcome row with its id. */
+export function invocationLinkEntries(invocation: RawRow, outcomeRows: unknown[][], outcomeIds: number[]): RowEntry[] {
+  const entries: RowEntry[] = [invocationEntry(invocation)];
+  outcomeRows.forEach((values, i) => entries.push(outcomeEntry([outcomeIds[i]!, ...values], values[OUTCOME_STATUS_VALUE] === 'pending')));
+  return entries;
+}
+
+/**
+ * Appends a link to the lease's writer's chain, inside the caller's transaction: the writer's
+ * head row is locked until the commit, so processes sharing a writer id form one chain.
+ */
+export async function appendChainLink(
+  client: pg.PoolClient,
+  lease: WriterLease,
+  location: string,
+  kind: LinkKind,
+  refId: number,
+  entries: RowEntry[],
+  at: number,
+): Promise<void> {
+  const writer = lease.writerId;
+  const head = (await client.query<{ head_seq: number; head_hash: string }>({ ...HEAD, values: [writer] })).rows[0];
+  if (!head) throw new LedgerError('ledger_write_failed', `writer ${writer} is not registered in ${location}`);
+  const seq = head.head_seq + 1;
+  const hash = linkHash(head.head_hash, seq, kind, refId, at, entries);
+  await client.query({
+    ...APPEND_LINK,
+    values: [writer, seq, kind, refId, head.head_hash, hash, at, rowsText(entries), lease.nextExpiry()],
+  });
 }
 
 /** The invocation row as the chain covers it: integrity.ts's INVOCATION_SELECT in PostgreSQL's parameter style. */

@@ -146,6 +146,10 @@ describe('hookledger ship', { timeout: 180_000 }, () => {
     expect(report.ok).toBe(false);
     expect(report.problems[0]).toMatchObject({ kind: 'changed', table: 'invocations', id: 11, writer: source });
     expect(report.problems[0]!.detail).toContain(named);
+    // The same through the CLI: exit 5, one line naming the source and the record.
+    const cli = await runCli(['verify', '--db', url]);
+    expect(cli.code).toBe(5);
+    expect(cli.stderr).toContain(`${named}: invocation #11`);
     await adminSql(`UPDATE invocations SET decision = 'deny' WHERE writer_id = $1 AND source_ref = 11`, name, [source]);
     expect((await verifyCentre(url)).ok).toBe(true);
 

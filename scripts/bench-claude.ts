@@ -23,6 +23,7 @@ import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
 import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
@@ -62,23 +63,10 @@ async function prepare(): Promise<void> {
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
 
-  const hookBody = `
-    (inv) => String(inv.toolInput?.command ?? '').includes('rm -rf') ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' } : undefined,
-    () => undefined,
-    () => undefined`;
-  const hooks = `[
-    { id: 'no-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, run: HOOKS[0] },
-    { id: 'no-secrets', point: 'pre_tool_use', match: 'Bash|Write|Edit', capability: 'guardrail', priority: 20, run: HOOKS[1] },
-    { id: 'audit', point: 'pre_tool_use', priority: 0, run: HOOKS[2] },
-  ]`;
-  // Observers run first here so all three hooks run before the deny ends the pass.
-  writeFileSync(
-    join(work, 'hooks.js'),
-    `const HOOKS = [${hookBody}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${hooks} };\n`,
-  );
+  writeFileSync(join(work, 'hooks.js'), BENCH_HOOKS_JS);
   writeFileSync(
     join(work, 'hooks.ts'),
-    `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${hookBody.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${hooks} };\n`,
+    `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${BENCH_HOOKS} };\n`,
   );
   // (c): each hook as its own Claude Code command hook (Node, reading stdin).
   for (const [i, logic] of ['p.tool_input?.command?.includes("rm -rf") ? 2 : 0', '0', '0'].entries()) {

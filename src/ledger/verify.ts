@@ -33,12 +33,27 @@ export interface IntegrityProblem {
   seq: number | null;
   /** One line saying what is wrong. */
   detail: string;
+  /**
+   * On an engine with one chain per writer (PostgreSQL): the writer whose chain covers the record
+   * (null: a row no writer's chain covers). Absent where the ledger has one chain (SQLite).
+   */
+  writer?: string | null;
 }
 
-/** The result of `verifyLedger`. */
+/** One writer's chain, on an engine where each writer appends its own (PostgreSQL). */
+export interface WriterChain {
+  writer: string;
+  /** Links walked in this writer's chain. */
+  links: number;
+  /** Its last link. */
+  head: { seq: number; hash: string };
+}
+
+/** What `verify` found, on either engine. */
 export interface VerifyReport {
   ok: boolean;
-  path: string;
+  /** Where the ledger is, fit to print (a file path, or a URL without its password). */
+  location: string;
   /** Links walked. */
   links: number;
   /** Records the walked links cover, by kind. */
@@ -47,8 +62,10 @@ export interface VerifyReport {
   prunedLinks: number;
   /** Invocations written `running` whose decision was never committed (a crash): not part of the chain. */
   uncommitted: number;
-  /** The last link. */
-  head: { seq: number; hash: string };
+  /** The last link, where the ledger has one chain (SQLite; `verify --anchor` keeps it). */
+  head?: { seq: number; hash: string };
+  /** Each writer's chain, where every writer appends its own (PostgreSQL), in writer id order. */
+  writers?: WriterChain[];
   /** The first problems found, in chain order, then rows no link covers. The first is the first broken record. */
   problems: IntegrityProblem[];
   /** All problems found (`problems` is capped). */
@@ -56,6 +73,12 @@ export interface VerifyReport {
   /** Present when an anchor was given. */
   anchor?: AnchorCheck;
   durationMs: number;
+}
+
+/** SQLite's report: one chain, so always a head; `path` is the file (the same as `location`). */
+export interface SqliteVerifyReport extends VerifyReport {
+  path: string;
+  head: { seq: number; hash: string };
 }
 
 /** A chain head written outside the database (`verify --anchor FILE`). */
@@ -126,12 +149,12 @@ interface VerifyState {
  * snapshot (a read transaction), so writers carry on meanwhile. Does not throw on a broken
  * ledger: the report says what is wrong (see `assertIntact`).
  */
-export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): VerifyReport {
+export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): SqliteVerifyReport {
   const started = Date.now();
   const s = ledger.sqlite;
   const q = prepareStatements(s);
   return s
-    .transaction((): VerifyReport => {
+    .transaction((): SqliteVerifyReport => {
       const state: VerifyState = {
         s,
         q,
@@ -155,6 +178,7 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
       const anchor = options.anchor ? checkAnchorStep(state, options.anchor, head) : undefined;
       return {
         ok: state.problemCount === 0,
+        location: ledger.path,
         path: ledger.path,
         links: state.links,
         records: state.records,
@@ -436,7 +460,9 @@ export function assertIntact(report: VerifyReport): void {
   if (report.ok) return;
   const first = report.problems[0]!;
   const more = report.problemCount > 1 ? ` (and ${report.problemCount - 1} more problem${report.problemCount > 2 ? 's' : ''})` : '';
-  throw new IntegrityError(`integrity check failed for ${report.path}: ${first.kind} ${first.table} #${first.id}: ${first.detail}${more}`);
+  throw new IntegrityError(
+    `integrity check failed for ${report.location}: ${first.kind} ${first.table} #${first.id}: ${first.detail}${more}`,
+  );
 }
 
 /** The hook_sets row is what its fingerprint says: fingerprint = sha-256 of the stored canonical definition. */

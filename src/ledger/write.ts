@@ -37,6 +37,12 @@ export interface LedgerWriterOptions {
    * @internal
    */
   chain?: boolean;
+  /**
+   * The host recorded with each invocation (default: this machine's name). Tests and the ledger
+   * generator record several hosts from one machine.
+   * @internal
+   */
+  host?: string;
 }
 
 /** Redaction state carried from `begin` to `finish` of one invocation. @internal */
@@ -88,7 +94,7 @@ export type BeginParams = {
  * IMMEDIATE transaction (ledger/integrity.ts).
  */
 export class LedgerWriter {
-  private readonly host = hostname();
+  private readonly host: string;
   private readonly hookSetIds = new Map<string, number>();
   private readonly fingerprints = new Map<number, string>();
   private readonly redactors = new Map<number, Redactor>();
@@ -117,6 +123,7 @@ export class LedgerWriter {
     options: LedgerWriterOptions = {},
   ) {
     const s = ledger.sqlite;
+    this.host = options.host ?? hostname();
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
     this.checkpointer = checkpointerFor(s, ledger.path);

@@ -88,6 +88,12 @@ describe('console queries on PostgreSQL', () => {
         }
       }
     }
+    const window = { since: t0 - HOUR_MS, until: t0 + HOUR_MS, stepMs: HOUR_MS };
+    const some = await hookHealthSeriesPostgres(pool, { ...window, percentilesOf: ['no-rm'] });
+    const all = await hookHealthSeriesPostgres(pool, window);
+    expect(some.buckets.map((b) => b.hooks)).toEqual(
+      all.buckets.map((b) => b.hooks.map((h) => (h.hookId === 'no-rm' ? h : { ...h, p50Us: null, p95Us: null }))),
+    );
     await expect(hookHealthSeriesPostgres(pool, { since: 5, until: 5, stepMs: HOUR_MS })).rejects.toThrow(/window is empty/);
   });
 });

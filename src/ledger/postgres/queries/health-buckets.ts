@@ -15,8 +15,8 @@ const TEXT = `SELECT $3::bigint + (o.started_at - $3::bigint) / $4::bigint * $4:
     count(*) FILTER (WHERE o.decision = 'deny' AND o.failure_reason IS NULL) AS denials,
     count(*) FILTER (WHERE o.status = 'failed') AS failures,
     count(*) FILTER (WHERE o.status = 'timed_out') AS timeouts,
-    percentile_disc(0.5) WITHIN GROUP (ORDER BY o.duration_us) AS "p50Us",
-    percentile_disc(0.95) WITHIN GROUP (ORDER BY o.duration_us) AS "p95Us"
+    CASE WHEN $6::text[] IS NULL OR o.hook_id = ANY ($6::text[]) THEN percentile_disc(0.5) WITHIN GROUP (ORDER BY o.duration_us) END AS "p50Us",
+    CASE WHEN $6::text[] IS NULL OR o.hook_id = ANY ($6::text[]) THEN percentile_disc(0.95) WITHIN GROUP (ORDER BY o.duration_us) END AS "p95Us"
   FROM outcomes o
   WHERE o.started_at >= $1 AND o.started_at < $2 AND ($5::text IS NULL OR o.hook_id = $5)
   GROUP BY 1, 2`;
@@ -28,7 +28,7 @@ export async function hookHealthSeriesPostgres(pool: pg.Pool, options: HealthSer
   const result = await pool.query<HealthPoint & { start: number }>({
     name: 'hl_health_series',
     text: TEXT,
-    values: [origin, options.until, origin, options.stepMs, options.hookId ?? null],
+    values: [origin, options.until, origin, options.stepMs, options.hookId ?? null, options.percentilesOf ?? null],
   });
   const points = new Map<number, HealthPoint[]>();
   for (const { start, ...point } of result.rows) {

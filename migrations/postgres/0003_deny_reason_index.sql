@@ -1,0 +1,1 @@
+CREATE INDEX "invocations_deny_reason" ON "invocations" USING btree ("reason_code","id") WHERE decision = 'deny';

@@ -38,6 +38,12 @@ export interface LedgerWriterOptions {
    * @internal
    */
   chain?: boolean;
+  /**
+   * The host recorded with each invocation (default: this machine's name). Tests and the ledger
+   * generator record several hosts from one machine.
+   * @internal
+   */
+  host?: string;
 }
 
 /** Redaction state carried from `begin` to `finish` of one invocation. @internal */
@@ -116,7 +122,7 @@ export function columnName(key: string): string {
  * IMMEDIATE transaction (ledger/integrity.ts).
  */
 export class LedgerWriter {
-  private readonly host = hostname();
+  private readonly host: string;
   private readonly hookSetIds = new Map<string, number>();
   private readonly fingerprints = new Map<number, string>();
   private readonly redactors = new Map<number, Redactor>();
@@ -146,6 +152,7 @@ export class LedgerWriter {
     options: LedgerWriterOptions = {},
   ) {
     const s = ledger.sqlite;
+    this.host = options.host ?? hostname();
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
     this.checkpointer = checkpointerFor(s, ledger.path);

@@ -55,17 +55,17 @@ export class PostgresLedger implements Ledger {
   async explain(ref: number | string) {
     return (await import('./queries/explain.js')).explainPostgres(this.pool, this.location, ref);
   }
-  async listDenials(_filter: InvocationFilter, _page: PageRequest): Promise<DenialPage> {
-    throw unsupported('denials');
+  async listDenials(filter: InvocationFilter, page: PageRequest): Promise<DenialPage> {
+    return (await import('./queries/denials.js')).listDenialsPostgres(this.pool, filter, page);
   }
-  async groupDenials(_filter: InvocationFilter, _groupBy: DenialGroupBy, _options: { limit?: number } = {}): Promise<DenialGroups> {
-    throw unsupported('denials --group-by');
+  async groupDenials(filter: InvocationFilter, groupBy: DenialGroupBy, options: { limit?: number } = {}): Promise<DenialGroups> {
+    return (await import('./queries/denials.js')).groupDenialsPostgres(this.pool, filter, groupBy, options);
   }
-  async listSessions(_filter: InvocationFilter, _page: PageRequest): Promise<SessionPage> {
-    throw unsupported('sessions');
+  async listSessions(filter: InvocationFilter, page: PageRequest): Promise<SessionPage> {
+    return (await import('./queries/sessions.js')).listSessionsPostgres(this.pool, filter, page);
   }
-  async sessionTimeline(_sessionId: string, _page: PageRequest, _filter: InvocationFilter = {}): Promise<SessionTimeline> {
-    throw unsupported('the session timeline');
+  async sessionTimeline(sessionId: string, page: PageRequest, filter: InvocationFilter = {}): Promise<SessionTimeline> {
+    return (await import('./queries/sessions.js')).sessionTimelinePostgres(this.pool, this.location, sessionId, page, filter);
   }
 
   // pgops: hook health, export, replay.

@@ -1,7 +1,16 @@
 import { LedgerError } from '../../domain/errors.js';
 import { HOUR_MS } from '../health-rollup.js';
 import { CHECKPOINT_SELECT, checkpointEntry, type RawRow } from '../integrity.js';
-import { PRUNE_SQL, pruneBatchSize, removedRuns, startPruneReport, type PruneOptions, type PruneReport } from '../prune.js';
+import {
+  PRUNE_SQL,
+  pruneBatchSize,
+  removedRuns,
+  runPruneBatches,
+  startPruneReport,
+  type PruneBatchResult,
+  type PruneOptions,
+  type PruneReport,
+} from '../prune.js';
 import { describePgError } from './errors.js';
 import { numbered } from './placeholders.js';
 import type { PostgresStore } from './store.js';
@@ -73,7 +82,6 @@ export async function prunePostgres(store: PostgresStore, options: PruneOptions)
   const batchSize = pruneBatchSize(options, started);
   const pool = store.connection.pool;
   const location = store.connection.displayUrl;
-  const pauseMs = options.pauseMs ?? 5;
   const before = options.before;
 
   const report = await guard(location, 'read what to prune', async () => {
@@ -95,44 +103,11 @@ export async function prunePostgres(store: PostgresStore, options: PruneOptions)
 
   // The checkpoint links go into this process's chain: register it first.
   await guard(location, 'register this writer', () => store.lease.ensure());
-  let afterId = 0;
-  for (;;) {
-    const t0 = performance.now();
-    let result: BatchResult | null;
-    try {
-      result = await pruneBatch(store, before, afterId, batchSize);
-    } catch (error) {
-      throw new LedgerError(
-        'ledger_write_failed',
-        `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${location}: ${describePgError(error)}`,
-        { cause: error },
-      );
-    }
-    report.longestBatchMs = Math.max(report.longestBatchMs, performance.now() - t0);
-    if (result === null) break;
-    report.batches++;
-    report.invocations += result.invocations;
-    report.outcomes += result.outcomes;
-    report.links += result.links;
-    report.checkpoints.push(result.checkpointId);
-    afterId = result.lastId;
-    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-  }
-  report.longestBatchMs = Math.round(report.longestBatchMs * 100) / 100;
-  report.durationMs = Date.now() - started;
-  return report;
-}
-
-interface BatchResult {
-  invocations: number;
-  outcomes: number;
-  links: number;
-  checkpointId: number;
-  lastId: number;
+  return runPruneBatches(report, options, started, location, describePgError, (afterId) => pruneBatch(store, before, afterId, batchSize));
 }
 
 /** One batch in one transaction; null when nothing is left to remove. Any failure rolls it back whole. */
-async function pruneBatch(store: PostgresStore, before: number, afterId: number, limit: number): Promise<BatchResult | null> {
+async function pruneBatch(store: PostgresStore, before: number, afterId: number, limit: number): Promise<PruneBatchResult | null> {
   const client = await store.connection.pool.connect();
   let broken = false;
   try {

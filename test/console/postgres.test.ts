@@ -186,6 +186,11 @@ describe('console on PostgreSQL', () => {
     else expect(body).toMatch(/Verify could not run: [^<]*not supported on PostgreSQL yet/);
   });
 
+  it('/replays: the same (no runs) as on SQLite, or one line', async () => {
+    const page = await samePage('/replays', (l) => l.listReplayRuns(), /replay/i);
+    if (page) expect(page.postgres).toContain('No replay runs yet.');
+  });
+
   it('a CSV download: the same bytes as on SQLite, or one line', async () => {
     const download = async (server: RunningConsole) => {
       const res = await fetch(`${server.url}/export.csv?decision=deny`, { headers: { cookie: await cookieFor(server) } });

@@ -63,11 +63,6 @@ const TOUCHED_HOURS = `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM invocati
   UNION SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM outcomes WHERE invocation_id = ANY($1::bigint[]) AND started_at IS NOT NULL`;
 const DROP_ROLLUPS = { name: 'hl_prune_drop_rollups', text: `DELETE FROM health_rollups WHERE hour IN (${TOUCHED_HOURS})` };
 const DROP_ROLLUP_HOURS = { name: 'hl_prune_drop_rollup_hours', text: `DELETE FROM health_rollup_hours WHERE hour IN (${TOUCHED_HOURS})` };
-// The summaries of the sessions a batch shrinks are recomputed when next read.
-const STALE_SUMMARIES = {
-  name: 'hl_prune_stale_summaries',
-  text: `UPDATE session_summaries SET stale = 1 WHERE session_id IN (SELECT session_id FROM invocations WHERE id = ANY($1::bigint[]))`,
-};
 const DELETE_OUTCOMES = { name: 'hl_prune_delete_outcomes', text: 'DELETE FROM outcomes WHERE invocation_id = ANY($1::bigint[])' };
 const DELETE_INVOCATIONS = { name: 'hl_prune_delete_invocations', text: 'DELETE FROM invocations WHERE id = ANY($1::bigint[])' };
 const INSERT_CHECKPOINT = {
@@ -129,7 +124,6 @@ async function pruneBatch(store: PostgresStore, before: number, afterId: number,
     await client.query({ ...DELETE_LINKS, values: [links.map((l) => l[0]), links.map((l) => l[1])] });
     await client.query({ ...DROP_ROLLUPS, values: [ids] });
     await client.query({ ...DROP_ROLLUP_HOURS, values: [ids] });
-    await client.query({ ...STALE_SUMMARIES, values: [ids] });
     const outcomes = (await client.query({ ...DELETE_OUTCOMES, values: [ids] })).rowCount ?? 0;
     const invocations = (await client.query({ ...DELETE_INVOCATIONS, values: [ids] })).rowCount ?? 0;
     const at = Date.now();

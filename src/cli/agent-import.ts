@@ -1,11 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { isHookledgerCommand, readJsonConfig } from '../adapters/agent-install.js';
 import { importClaudeHooks, type ClaudeHandler, type ImportOptions } from '../adapters/claude-settings.js';
 import { ConfigError, describeThrown, UsageError } from '../domain/errors.js';
-import { boolFlag, stringFlag, type Command } from './command.js';
-import { writeJson } from './io.js';
+import { stringFlag, type Command } from './command.js';
+import { onFailureFlag, writeClaudeShapedImport } from './import-output.js';
 
 /**
  * import-codex and import-gemini: another agent's hooks (Claude Code's shape) → a hook set,
@@ -47,9 +47,7 @@ export function agentImportCommand(spec: AgentImport): Command {
       if (!source) throw new UsageError(`${spec.name}: give the configuration file (${spec.example})`);
       const file = resolve(source);
       if (!existsSync(file)) throw new ConfigError(`${source}: file not found`);
-      const onFailure = stringFlag(args, 'on-failure');
-      if (onFailure !== undefined && onFailure !== 'deny' && onFailure !== 'allow')
-        throw new UsageError(`--on-failure: "${onFailure}" is not deny or allow`);
+      const onFailure = onFailureFlag(args);
       const settings = file.endsWith('.toml') ? readToml(file, source) : readJsonConfig(file).value;
       const result = importClaudeHooks(settings, {
         source,
@@ -57,29 +55,7 @@ export function agentImportCommand(spec: AgentImport): Command {
         ...(onFailure ? { onFailure } : {}),
         agent: { ...spec.agent, isHookledger: (h: ClaudeHandler) => isHookledgerCommand(h, spec.subcommand) },
       });
-      const warnings = [...result.warnings, ...spec.extraWarnings(settings)];
-      const out = stringFlag(args, 'out');
-      if (out !== undefined) {
-        if (existsSync(out) && !boolFlag(args, 'force')) throw new UsageError(`--out: ${out} exists; add --force to overwrite it`);
-        writeFileSync(out, `${JSON.stringify(result.definition, null, 2)}\n`);
-      }
-      if (boolFlag(args, 'json')) {
-        writeJson(io, {
-          hookSet: result.definition,
-          out: out ?? null,
-          imported: result.imported,
-          unsupported: result.unsupported,
-          warnings,
-        });
-        return 0;
-      }
-      if (out === undefined) writeJson(io, result.definition);
-      const log = out === undefined ? io.stderr : io.stdout;
-      log.write(`imported ${result.imported.length} hook(s) from ${source}${out !== undefined ? ` into ${out}` : ''}\n`);
-      for (const u of result.unsupported)
-        log.write(`unsupported: ${u.event}${u.matcher ? ` [${u.matcher}]` : ''} ${u.type} ${u.what}: ${u.why}\n`);
-      for (const w of warnings) log.write(`warning: ${w}\n`);
-      return 0;
+      return writeClaudeShapedImport(args, io, result, source, spec.extraWarnings(settings));
     },
   };
 }

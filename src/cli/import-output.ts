@@ -1,4 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
+import type { ImportResult } from '../adapters/claude-settings.js';
 import { UsageError } from '../domain/errors.js';
 import { boolFlag, stringFlag, type CommandArgs } from './command.js';
 import { writeJson, type CliIo } from './io.js';
@@ -42,4 +43,28 @@ export function writeImportOutput(args: CommandArgs, io: CliIo, result: ImportOu
   for (const line of result.unsupportedLines) log.write(`unsupported: ${line}\n`);
   for (const w of result.warnings) log.write(`warning: ${w}\n`);
   return 0;
+}
+
+/** `--on-failure` of the import commands: deny (fail closed) or allow, or undefined when not given. */
+export function onFailureFlag(args: CommandArgs): 'deny' | 'allow' | undefined {
+  const onFailure = stringFlag(args, 'on-failure');
+  if (onFailure !== undefined && onFailure !== 'deny' && onFailure !== 'allow')
+    throw new UsageError(`--on-failure: "${onFailure}" is not deny or allow`);
+  return onFailure;
+}
+
+/** Writes the result of the Claude-shaped importer (import-claude, import-codex, import-gemini). */
+export function writeClaudeShapedImport(
+  args: CommandArgs,
+  io: CliIo,
+  result: ImportResult,
+  source: string,
+  extraWarnings: string[] = [],
+): number {
+  return writeImportOutput(args, io, {
+    ...result,
+    unsupportedLines: result.unsupported.map((u) => `${u.event}${u.matcher ? ` [${u.matcher}]` : ''} ${u.type} ${u.what}: ${u.why}`),
+    warnings: [...result.warnings, ...extraWarnings],
+    source,
+  });
 }

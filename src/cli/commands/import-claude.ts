@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { importClaudeHooks, readSettings } from '../../adapters/claude-settings.js';
 import { ConfigError, UsageError } from '../../domain/errors.js';
 import { stringFlag, type Command } from '../command.js';
-import { writeImportOutput } from '../import-output.js';
+import { onFailureFlag, writeClaudeShapedImport } from '../import-output.js';
 
 export const command: Command = {
   summary: 'turn the hooks in a Claude Code settings file into a hookledger hook set',
@@ -29,9 +29,7 @@ export const command: Command = {
     if (!source) throw new UsageError('import-claude: give the settings file (e.g. .claude/settings.json)');
     const file = resolve(source);
     if (!existsSync(file)) throw new ConfigError(`${source}: settings file not found`);
-    const onFailure = stringFlag(args, 'on-failure');
-    if (onFailure !== undefined && onFailure !== 'deny' && onFailure !== 'allow')
-      throw new UsageError(`--on-failure: "${onFailure}" is not deny or allow`);
+    const onFailure = onFailureFlag(args);
     const { settings } = readSettings(file);
     const result = importClaudeHooks(settings, {
       source,
@@ -39,10 +37,6 @@ export const command: Command = {
       ...(onFailure ? { onFailure } : {}),
     });
 
-    return writeImportOutput(args, io, {
-      ...result,
-      unsupportedLines: result.unsupported.map((u) => `${u.event}${u.matcher ? ` [${u.matcher}]` : ''} ${u.type} ${u.what}: ${u.why}`),
-      source,
-    });
+    return writeClaudeShapedImport(args, io, result, source);
   },
 };

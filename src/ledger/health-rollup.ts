@@ -75,11 +75,13 @@ export type HealthTotals = Omit<HealthAcc, 'hist'> & { hist: Float64Array };
 /** Buckets of the dense histogram: every duration up to 2^53 µs. */
 export const BUCKET_COUNT = 2 + 53 * BUCKETS_PER_OCTAVE;
 
-function emptyTotals(): HealthTotals {
+/** Zeroed totals with a dense histogram. */
+export function emptyTotals(): HealthTotals {
   return { ...emptyAcc(), hist: new Float64Array(BUCKET_COUNT) };
 }
 
-function mergeCounters(into: Omit<HealthAcc, 'hist'>, from: Omit<HealthAcc, 'hist'>): void {
+/** Adds one span's counters to another's (max for the max). */
+export function mergeCounters(into: Omit<HealthAcc, 'hist'>, from: Omit<HealthAcc, 'hist'>): void {
   into.runs += from.runs;
   into.allows += from.allows;
   into.denials += from.denials;
@@ -171,7 +173,7 @@ export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
 }
 
 export const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
-const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+export const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
 type LiveRow = [
   invStartedAt: number,
@@ -231,7 +233,8 @@ export function aggregateLive(ledger: Ledger, from: number, to: number): Map<num
   return hours;
 }
 
-type RollupRow = StoredRow<typeof healthRollups>;
+/** A stored rollup row (one hook, one hour). */
+export type RollupRow = StoredRow<typeof healthRollups>;
 
 /** Whether this ledger has the rollup tables (a read-only open of an older ledger does not). */
 export function hasRollups(ledger: Ledger): boolean {
@@ -443,7 +446,8 @@ export function openStarts(ledger: Ledger): number[] {
     .all();
 }
 
-function countersFromRow(r: RollupRow): Omit<HealthAcc, 'hist'> {
+/** The counters of a stored rollup row (`pending` is never rolled up: an hour with one is not closed). */
+export function countersFromRow(r: RollupRow): Omit<HealthAcc, 'hist'> {
   return {
     runs: r.runs,
     allows: r.allows,

@@ -186,7 +186,7 @@ export interface RecordedEvent {
 export async function recordScenario(scratch: SqliteLedger): Promise<RecordedEvent[]> {
   const runner = createRunner({ hookSet: opsHookSet, ledger: scratch });
   const reports: Report[] = [];
-  for (const input of inputs) reports.push(await runner.run(input));
+  for (const input of inputs) reports.push(await runner.run(input as Parameters<typeof runner.run>[0]));
   await runner.close();
   const finished = scratch.sqlite.prepare('SELECT finished_at FROM invocations WHERE id = ?').pluck();
   const background = scratch.sqlite.prepare(`SELECT * FROM outcomes WHERE mode = 'background' AND invocation_id = ? ORDER BY id`);

@@ -5,7 +5,6 @@ import { loadHookSet } from '../config/load.js';
 import { importModule } from '../runtimes/import-module.js';
 import { openLedger, type Ledger, type SqliteOpenOptions } from '../ledger/ledger.js';
 import { resolveLedgerPath } from '../ledger/paths.js';
-import { SqliteLedger } from '../ledger/sqlite-ledger.js';
 import type { RunObserver } from '../runner/observer.js';
 import { createRunner, type Runner, type RunnerOptions } from '../runner/runner.js';
 import { resolveTelemetryConfig } from '../telemetry/config.js';
@@ -31,17 +30,6 @@ export function openLedgerFor(args: CommandArgs, io: CliIo, options: Partial<Sql
     ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}),
     ...options,
   });
-}
-
-/**
- * The SQLite ledger for readers that still take the SQLite handle (console, report): they are
- * not on the engine-neutral interface yet, so another engine is refused in one line.
- */
-export async function openSqliteLedgerFor(args: CommandArgs, io: CliIo, options: Partial<SqliteOpenOptions> = {}): Promise<SqliteLedger> {
-  const ledger = await openLedgerFor(args, io, options);
-  if (ledger instanceof SqliteLedger) return ledger;
-  await ledger.close();
-  throw new UsageError(`${ledger.location}: this command reads SQLite ledgers only (for now); give --db a SQLite file`);
 }
 
 /** Loads the hook set named by `--config` (else `HOOKLEDGER_CONFIG`). */

@@ -1,12 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../ledger/paths.js';
-import type { Ledger } from '../ledger/open.js';
-import { groupDenials, type DenialGroups } from '../ledger/queries/denials.js';
-import { hookHealth } from '../ledger/queries/health.js';
-import { hookSetsInForce } from '../ledger/queries/hook-sets.js';
-import { listReplayRuns } from '../ledger/queries/replay-runs.js';
-import { listSessions, type SessionSummary } from '../ledger/queries/sessions.js';
+import type { Ledger } from '../ledger/ledger.js';
+import type { DenialGroups } from '../ledger/queries/denials.js';
+import type { SessionSummary } from '../ledger/queries/sessions.js';
 import type { VerifyReport } from '../ledger/verify.js';
 import { healthFlags } from '../reports/health-text.js';
 import { count, duration, percent, utc } from './format.js';
@@ -29,7 +26,7 @@ export interface AuditReportOptions {
  * The period audit report (`hookledger report`): one self-contained HTML file, styles inlined
  * and no script, image or font to fetch, so it can be archived, mailed and printed to PDF as
  * it is. Sections: sessions, denials by hook and by reason, failures and timeouts per hook,
- * hook-set versions in force, replay runs, and the verify result with the chain head.
+ * hook-set versions in force, replay runs, and the verify result with the chain head(s).
  */
 export async function renderAuditReport(ledger: Ledger, options: AuditReportOptions): Promise<string> {
   const { since, until, verify } = options;
@@ -38,7 +35,7 @@ export async function renderAuditReport(ledger: Ledger, options: AuditReportOpti
   let cursor: string | null = null;
   let moreSessions = false;
   do {
-    const page = await listSessions(ledger, period, { limit: 200, cursor });
+    const page = await ledger.listSessions(period, { limit: 200, cursor });
     sessions.push(...page.rows);
     cursor = page.nextCursor;
     if (sessions.length >= REPORT_SESSIONS) {
@@ -46,14 +43,14 @@ export async function renderAuditReport(ledger: Ledger, options: AuditReportOpti
       break;
     }
   } while (cursor !== null);
-  const [byHook, byReason, health, hookSets, runs] = await Promise.all([
-    groupDenials(ledger, period, 'hook', { limit: GROUPS }),
-    groupDenials(ledger, period, 'reason', { limit: GROUPS }),
-    hookHealth(ledger, { since, until }),
-    hookSetsInForce(ledger, since, until),
-    listReplayRuns(ledger, { limit: 10_000 }),
+  const [byHook, byReason, health, hookSets, runs, heads] = await Promise.all([
+    ledger.groupDenials(period, 'hook', { limit: GROUPS }),
+    ledger.groupDenials(period, 'reason', { limit: GROUPS }),
+    ledger.hookHealth({ since, until }),
+    ledger.hookSetsInForce(since, until),
+    ledger.listReplayRuns({ limit: 10_000 }),
+    ledger.chainHeads(),
   ]);
-  const head = verify.links > 0 || verify.head.seq > 0 ? verify.head : null;
   const replayRuns = runs.filter((r) => r.startedAt >= since && r.startedAt < until);
   const failing = health.hooks.filter((h) => h.failures > 0 || h.timeouts > 0 || h.interrupted > 0);
   const totals = sessions.reduce(
@@ -70,7 +67,7 @@ export async function renderAuditReport(ledger: Ledger, options: AuditReportOpti
 <h1>hookledger audit report</h1>
 <dl class="facts">
 <dt>Period</dt><dd>${utc(since)} to ${utc(until)} (until exclusive)</dd>
-<dt>Ledger</dt><dd>${fold(ledger.path, 200)}</dd>
+<dt>Ledger</dt><dd>${fold(ledger.location, 200)}</dd>
 <dt>Generated</dt><dd>${utc(options.generatedAt ?? Date.now())}</dd>
 <dt>Integrity</dt><dd>${verify.ok ? html`<span class="ok">intact</span>` : html`<span class="bad">NOT intact: ${count(verify.problemCount)} problems</span>`} (details in the last section)</dd>
 </dl>
@@ -130,7 +127,14 @@ ${
 <h2>Integrity</h2>
 <dl class="facts">
 <dt>Verify</dt><dd>${verify.ok ? html`<span class="ok">intact</span>` : html`<span class="bad">NOT intact</span>`}: ${count(verify.links)} links walked, ${count(verify.records.invocations)} invocations, ${count(verify.prunedLinks)} links pruned, ${count(verify.uncommitted)} uncommitted, in ${count(verify.durationMs)} ms</dd>
-<dt>Chain head</dt><dd>${head ? html`link ${count(head.seq)}<br><code class="hash">${head.hash}</code>` : 'no links'}</dd>
+<dt>Chain head${heads.length > 1 ? 's' : ''}</dt><dd>${
+    heads.length === 0
+      ? 'no links'
+      : heads.map(
+          (h, k) =>
+            html`${k > 0 ? html`<br>` : ''}${h.writer !== null ? html`writer ${fold(h.writer, 80)}: ` : ''}link ${count(h.seq)}<br><code class="hash">${h.hash}</code>`,
+        )
+  }</dd>
 ${verify.anchor ? html`<dt>Anchor</dt><dd>link ${count(verify.anchor.seq)}: ${verify.anchor.status}</dd>` : ''}
 </dl>
 ${

@@ -1,9 +1,9 @@
-import type { Ledger } from '../ledger/open.js';
+import type { Ledger } from '../ledger/ledger.js';
 import type { VerifyReport } from '../ledger/verify.js';
 import type { SafeHtml } from './html.js';
 import type { Section } from './layout.js';
 
-/** What a page handler gets: the ledger (read through its query functions only) and the request's query. */
+/** What a page handler gets: the ledger (read through the engine-neutral `Ledger` interface only) and the request's query. */
 export interface PageContext {
   ledger: Ledger;
   query: URLSearchParams;

@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describeThrown, HookledgerError, InputError, NotFoundError } from '../domain/errors.js';
 import { oneLine } from '../domain/text.js';
-import type { Ledger } from '../ledger/open.js';
+import type { Ledger, OpenOptions } from '../ledger/ledger.js';
 import { packageRoot } from '../ledger/paths.js';
-import { writeExport, type ExportFormat } from '../ledger/queries/export.js';
+import { writeChunks, type ExportFormat } from '../ledger/queries/export.js';
 import { ConsoleSessions, clearedCookie, sessionCookie } from './auth.js';
 import { filterFromQuery } from './filters.js';
 import { consolePage, errorBody, loginPage } from './layout.js';
@@ -52,8 +52,11 @@ export interface ConsoleServerOptions {
   /** The ledger as shown in the header (path or URL without password). */
   ledgerLabel?: string;
   log?: (line: string) => void;
-  /** Where the ledger is, for the verify worker (it opens its own read-only connection). */
-  verifyTarget?: string | null;
+  /**
+   * How the verify worker opens its own connection to the same ledger (a path, or a URL with
+   * its password); default the ledger's location, read-only.
+   */
+  reopen?: OpenOptions;
 }
 
 export interface ConsoleServer {
@@ -83,7 +86,11 @@ const ROUTES: [RegExp, Route][] = [
 export function createConsoleServer(options: ConsoleServerOptions): ConsoleServer {
   const sessions = new ConsoleSessions(options.token);
   const log = options.log ?? (() => undefined);
-  const integrity: IntegrityState = createIntegrityState(options.verifyTarget ?? options.ledger.path, options.anchorFile ?? null, log);
+  const integrity: IntegrityState = createIntegrityState(
+    options.reopen ?? { path: options.ledger.location, readonly: true },
+    options.anchorFile ?? null,
+    log,
+  );
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -152,7 +159,7 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
 
   /** Sends a page; `Server-Timing` says how long its queries and rendering took (the benchmark reads it). */
   function page(res: ServerResponse, result: PageResult, started: number): void {
-    const text = consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.path }).value;
+    const text = consolePage({ ...result, ledger: options.ledgerLabel ?? options.ledger.location }).value;
     res.setHeader('server-timing', `page;dur=${(performance.now() - started).toFixed(1)}`);
     html(res, result.status ?? 200, text);
   }
@@ -181,7 +188,7 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       'content-disposition': `attachment; filename="hookledger-export.${format}"`,
       'cache-control': 'no-store',
     });
-    await writeExport(ctx.ledger, filter, res, { format });
+    await writeChunks(ctx.ledger.exportText(filter, format), res);
     res.end();
   }
 

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { describeThrown } from '../domain/errors.js';
+import type { OpenOptions } from '../ledger/ledger.js';
 import type { VerifyReport } from '../ledger/verify.js';
 import type { IntegrityState } from './page.js';
 
@@ -9,7 +10,7 @@ type Finished = { report: VerifyReport; finishedAt: number } | { error: string; 
 const workerUrl = new URL(`./verify-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 /** One verify at a time in a worker thread; the integrity page shows the last result and starts a new one when asked. */
-export function createIntegrityState(path: string, anchorFile: string | null, log: (line: string) => void): IntegrityState {
+export function createIntegrityState(open: OpenOptions, anchorFile: string | null, log: (line: string) => void): IntegrityState {
   let last: Finished | null = null;
   let running: number | null = null;
   return {
@@ -17,11 +18,12 @@ export function createIntegrityState(path: string, anchorFile: string | null, lo
     last: () => last,
     runningSince: () => running,
     start() {
-      if (running !== null || path === ':memory:') return;
+      // A `:memory:` ledger cannot be opened a second time.
+      if (running !== null || ('path' in open && open.path === ':memory:')) return;
       running = Date.now();
       let worker: Worker;
       try {
-        worker = new Worker(workerUrl, { workerData: { path, anchorFile } });
+        worker = new Worker(workerUrl, { workerData: { open, anchorFile } });
       } catch (error) {
         last = { error: describeThrown(error), finishedAt: Date.now() };
         running = null;

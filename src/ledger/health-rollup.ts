@@ -265,27 +265,53 @@ export function rollupTotals(
   hookId: string | undefined,
   now: number,
 ): { totals: Map<string, HealthTotals>; stats: RollupStats } {
+  const { buckets, stats } = rollupBuckets(ledger, since, until, hookId, now, () => 0);
+  return { totals: buckets.get(0) ?? new Map(), stats };
+}
+
+/**
+ * As `rollupTotals`, but kept apart per bucket of hours: `bucketOfHour` maps each UTC hour
+ * start to its bucket's key (a chart's point), so that a whole chart is one read of the rollup
+ * instead of one read per point.
+ */
+export function rollupBuckets(
+  ledger: Ledger,
+  since: number,
+  until: number,
+  hookId: string | undefined,
+  now: number,
+  bucketOfHour: (hour: number) => number,
+): { buckets: Map<number, Map<string, HealthTotals>>; stats: RollupStats } {
   const s = ledger.sqlite;
   const stats: RollupStats = { rolledUp: 0, built: 0, live: [], dropped: false };
-  const totals = new Map<string, HealthTotals>();
-  const total = (hook: string): HealthTotals | null => {
+  const buckets = new Map<number, Map<string, HealthTotals>>();
+  const total = (hour: number, hook: string): HealthTotals | null => {
     if (hookId !== undefined && hook !== hookId) return null;
+    const key = bucketOfHour(hour);
+    let totals = buckets.get(key);
+    if (!totals) buckets.set(key, (totals = new Map()));
     let t = totals.get(hook);
     if (!t) totals.set(hook, (t = emptyTotals()));
     return t;
   };
-  const add = (hook: string, a: HealthAcc) => {
-    const t = total(hook);
+  const add = (hour: number, hook: string, a: HealthAcc) => {
+    const t = total(hour, hook);
     if (!t) return;
     mergeCounters(t, a);
     for (const [b, n] of a.hist) t.hist[b] = t.hist[b]! + n;
   };
   const addRow = (r: RollupRow) => {
-    const t = total(r.hook_id);
+    const t = total(r.hour, r.hook_id);
     if (!t) return;
     mergeCounters(t, countersFromRow(r));
     decodeHistogramInto(r.histogram, t.hist);
   };
+  if (!hasRollups(ledger)) {
+    // A ledger opened read-only before the rollup tables existed: the whole window live.
+    for (const [hour, byHook] of aggregateLive(ledger, since, until)) for (const [hook, acc] of byHook) add(hour, hook, acc);
+    stats.live = [[since, until]];
+    return { buckets, stats };
+  }
   let toStore: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
   let snapshot: RollupSnapshot = { lastSeen: null, maxId: 0, pruneMark: 0, staleFrom: null };
 
@@ -344,7 +370,7 @@ export function rollupTotals(
     toStore = [];
     for (const [a, b] of spans) {
       const live = aggregateLive(ledger, a, b);
-      for (const byHook of live.values()) for (const [hook, acc] of byHook) add(hook, acc);
+      for (const [hour, byHook] of live) for (const [hook, acc] of byHook) add(hour, hook, acc);
       if (s.readonly) continue;
       // Whole hours of the span that are closed (stale hours included: they are replaced).
       for (let hour = ceilHour(a); hour + HOUR_MS <= Math.min(b, closedBefore); hour += HOUR_MS) {
@@ -364,7 +390,7 @@ export function rollupTotals(
       if (typeof code !== 'string' || !/^SQLITE_(BUSY|READONLY)/.test(code)) throw error;
     }
   }
-  return { totals, stats };
+  return { buckets, stats };
 }
 
 /** What a rollupTotals read saw, so the hours it built are stored only if nothing invalidated them since. */

@@ -13,7 +13,10 @@ import type { DenialGroupBy, DenialGroups, DenialPage } from './queries/denials.
 import type { Explanation } from './queries/explain.js';
 import type { ExportFormat, ExportRecord } from './queries/export.js';
 import type { InvocationFilter } from './queries/filters.js';
+import type { ChainHead } from './queries/chain-head.js';
 import type { HealthOptions, HealthReport } from './queries/health.js';
+import type { HealthSeries, HealthSeriesOptions } from './queries/health-series.js';
+import type { HookSetInForce } from './queries/hook-sets.js';
 import type { PageRequest } from './queries/paging.js';
 import type { ReplayRunDetail, ReplayRunSummary } from './queries/replay-runs.js';
 import type { ReplayOutcomeRow, ReplaySelection, ReplaySourceRow } from './queries/replay-source.js';
@@ -75,6 +78,10 @@ export interface Ledger extends RecordingLedger {
   sessionTimeline(sessionId: string, page: PageRequest, filter?: InvocationFilter): Promise<SessionTimeline>;
   /** Per-hook runs, failures and durations over a time window. */
   hookHealth(options?: HealthOptions): Promise<HealthReport>;
+  /** Hook health over time: a window cut into buckets of whole hours, answered in one read (the console's charts). */
+  hookHealthSeries(options: HealthSeriesOptions): Promise<HealthSeries>;
+  /** The hook sets that decided the invocations started in [since, until), in order of first use (the audit report). */
+  hookSetsInForce(since: number, until: number): Promise<HookSetInForce[]>;
   /** Every selected invocation with its outcomes, oldest first, streamed (memory stays flat). */
   exportRecords(filter: InvocationFilter): AsyncIterable<ExportRecord>;
   /**
@@ -94,6 +101,11 @@ export interface Ledger extends RecordingLedger {
   /** One replay run with its changes and baseline mismatches (`limit` caps each list). */
   showReplayRun(runId: number, options?: { limit?: number }): Promise<ReplayRunDetail>;
 
+  /**
+   * The head of every tamper-evidence chain, read now (not verified): one on SQLite, one per
+   * writer on PostgreSQL (by writer id). Empty when nothing has been chained yet.
+   */
+  chainHeads(): Promise<ChainHead[]>;
   /** Walks the tamper-evidence chain; the report lists what does not match. */
   verify(options?: VerifyOptions): Promise<VerifyReport>;
   /** Removes invocations started before a cutoff, in batches, keeping held and in-progress sessions. */

@@ -7,6 +7,7 @@ import type { DenialGroupBy } from './queries/denials.js';
 import type { ExportFormat } from './queries/export.js';
 import type { InvocationFilter } from './queries/filters.js';
 import type { HealthOptions } from './queries/health.js';
+import type { HealthSeriesOptions } from './queries/health-series.js';
 import type { PageRequest } from './queries/paging.js';
 import type { ReplaySelection } from './queries/replay-source.js';
 import type { ReplayStore } from './replay-store.js';
@@ -69,6 +70,12 @@ export class SqliteLedger implements Ledger, SqliteHandle {
   async hookHealth(options: HealthOptions = {}) {
     return (await import('./queries/health.js')).hookHealth(this.handle, options);
   }
+  async hookHealthSeries(options: HealthSeriesOptions) {
+    return (await import('./queries/health-series.js')).hookHealthSeries(this.handle, options);
+  }
+  async hookSetsInForce(since: number, until: number) {
+    return (await import('./queries/hook-sets.js')).hookSetsInForce(this.handle, since, until);
+  }
   async *exportRecords(filter: InvocationFilter) {
     yield* (await import('./queries/export.js')).exportRecords(this.handle, filter);
   }
@@ -106,6 +113,9 @@ export class SqliteLedger implements Ledger, SqliteHandle {
     return (await import('./queries/replay-runs.js')).showReplayRun(this.handle, runId, options);
   }
 
+  async chainHeads() {
+    return (await import('./queries/chain-head.js')).chainHeads(this.handle);
+  }
   async verify(options: VerifyOptions = {}) {
     return (await import('./verify.js')).verifyLedger(this.handle, options);
   }

@@ -83,7 +83,7 @@ async function record(path: string): Promise<void> {
     await runner.close({ deadlineMs: 1000 });
     await replay({ ledger, hookSet: hooks('2', `${XSS}-v2`) });
   } finally {
-    ledger.close();
+    await ledger.close();
   }
 }
 

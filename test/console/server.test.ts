@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createConsoleServer, type ConsoleServer } from '../../src/console/server.js';
 import { deny } from '../../src/domain/results.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { chainHead } from '../../src/ledger/queries/chain-head.js';
 import { bash, setup } from '../helpers.js';
 
 const TOKEN = 'server-test-token-0123456789';
@@ -10,7 +9,7 @@ const servers: ConsoleServer[] = [];
 const readers: SqliteLedger[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
-  for (const r of readers.splice(0)) r.close();
+  for (const r of readers.splice(0)) await r.close();
 });
 
 async function consoleOverLedger() {
@@ -107,7 +106,7 @@ describe('console server', () => {
     // data_version changes when another connection commits to the file.
     const version = () => ledger.sqlite.pragma('data_version', { simple: true });
     const before = version();
-    const headBefore = chainHead(ledger);
+    const headsBefore = await ledger.chainHeads();
     for (const path of [
       '/sessions',
       '/sessions/SESSION-SECRET',
@@ -135,6 +134,6 @@ describe('console server', () => {
     const csv = await (await fetch(`${base}/export.csv?decision=deny`, { headers: { cookie } })).text();
     expect(csv.split('\r\n').filter(Boolean)).toHaveLength(2);
     expect(version()).toBe(before);
-    expect(chainHead(ledger)).toEqual(headBefore);
+    expect(await ledger.chainHeads()).toEqual(headsBefore);
   });
 });

@@ -3,17 +3,19 @@ import { resolveServerToken } from '../../adapters/server.js';
 import { createConsoleServer } from '../../console/server.js';
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
-import { openSqliteLedgerFor } from '../context.js';
+import { resolveLedgerPath } from '../../ledger/paths.js';
+import { openLedgerFor } from '../context.js';
 import { wholeNumber } from '../filter-flags.js';
 
 const DEFAULT_PORT = 8378;
 
 export const command: Command = {
   summary: 'read-only web console: sessions, denials, explain, hook health, replays, integrity',
-  usage: `console [--db PATH] [--port N] [--host ADDR] [--token TOKEN] [--anchor FILE] [--json]
+  usage: `console [--db PATH|URL] [--port N] [--host ADDR] [--token TOKEN] [--anchor FILE] [--json]
 
-  Serves the ledger as web pages for auditors (docs/console.md), read-only: the ledger is
-  opened read-only, so agents can keep writing it. Prints the URL; log in with the token.
+  Serves the ledger as web pages for auditors (docs/console.md), read-only: a SQLite file is
+  opened read-only, so agents can keep writing it; --db postgres://... reads a PostgreSQL
+  ledger. Prints the URL; log in with the token.
   --port      default ${DEFAULT_PORT} (0 picks a free port)
   --host      default 127.0.0.1; anything else exposes the ledger to the network
   --token     else $HOOKLEDGER_TOKEN, else the file <db path>.token (created mode 0600,
@@ -32,13 +34,15 @@ export const command: Command = {
     if (port > 65_535) throw new UsageError(`--port: "${port}" must be a whole number from 0 to 65535`);
     const host = stringFlag(args, 'host') ?? '127.0.0.1';
     const anchor = stringFlag(args, 'anchor');
-    const ledger = await openSqliteLedgerFor(args, io, { readonly: true });
+    const ledger = await openLedgerFor(args, io, { readonly: true });
     try {
-      const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.path });
+      const token = resolveServerToken({ flag: stringFlag(args, 'token'), env: io.env, ledgerPath: ledger.location });
       const server = createConsoleServer({
         ledger,
         token: token.token,
         anchorFile: anchor ? resolve(anchor) : null,
+        // The verify worker opens its own connection: the path or URL as given (a URL with its password).
+        reopen: { path: resolveLedgerPath(stringFlag(args, 'db'), io.env).path, readonly: true },
         log: (line) => io.stderr.write(`${line}\n`),
       });
       const address = await server.listen(port, host).catch((error: unknown) => {
@@ -49,10 +53,10 @@ export const command: Command = {
         : `token from ${token.source === 'flag' ? '--token' : 'HOOKLEDGER_TOKEN'}`;
       if (boolFlag(args, 'json')) {
         io.stdout.write(
-          `${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.path })}\n`,
+          `${JSON.stringify({ url: address.url, host: address.host, port: address.port, tokenFile: token.file, ledger: ledger.location })}\n`,
         );
       } else {
-        io.stdout.write(`hookledger console: ${address.url} (ledger ${ledger.path}; ${where})\n`);
+        io.stdout.write(`hookledger console: ${address.url} (ledger ${ledger.location}; ${where})\n`);
       }
       if (!['127.0.0.1', '::1', 'localhost'].includes(address.host) && !address.host.startsWith('127.')) {
         io.stderr.write(`hookledger: warning: listening on ${address.host}, reachable from the network\n`);
@@ -65,7 +69,7 @@ export const command: Command = {
       await server.close();
       return 0;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

@@ -3,15 +3,15 @@ import { resolve } from 'node:path';
 import { renderAuditReport } from '../../console/audit-report.js';
 import { describeThrown, InputError, UsageError } from '../../domain/errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
-import { readAnchor, verifyLedger } from '../../ledger/verify.js';
+import { readAnchor } from '../../ledger/verify.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
-import { openSqliteLedgerFor } from '../context.js';
+import { openLedgerFor } from '../context.js';
 
 const DEFAULT_PERIOD_MS = 30 * 86_400_000;
 
 export const command: Command = {
   summary: 'a self-contained HTML audit report for a period (sessions, denials, failures, hook sets, replays, verify)',
-  usage: `report --out FILE [--since WHEN] [--until WHEN] [--anchor FILE] [--db PATH] [--json]
+  usage: `report --out FILE [--since WHEN] [--until WHEN] [--anchor FILE] [--db PATH|URL] [--json]
 
   Writes one HTML file with no external resource (styles inlined, no script), printable to
   PDF: the period's sessions, denials by hook and by reason, hook failures and timeouts,
@@ -39,9 +39,9 @@ export const command: Command = {
       throw new InputError(`--since: ${sinceText ?? 'the default'} is not before --until ${untilText ?? 'now'}: the period is empty`);
     const anchorFile = stringFlag(args, 'anchor');
     const anchor = anchorFile ? readAnchor(resolve(anchorFile)) : undefined;
-    const ledger = await openSqliteLedgerFor(args, io, { readonly: true });
+    const ledger = await openLedgerFor(args, io, { readonly: true });
     try {
-      const verify = verifyLedger(ledger, anchor ? { anchor } : {});
+      const verify = await ledger.verify(anchor ? { anchor } : {});
       const text = await renderAuditReport(ledger, { since, until, verify, generatedAt: now });
       const file = resolve(out);
       const tmp = `${file}.${process.pid}.tmp`;
@@ -59,7 +59,7 @@ export const command: Command = {
         );
       return verify.ok ? 0 : 5;
     } finally {
-      ledger.close();
+      await ledger.close();
     }
   },
 };

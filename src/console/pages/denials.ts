@@ -1,5 +1,5 @@
 import { InputError } from '../../domain/errors.js';
-import { DENIAL_GROUPS, groupDenials, listDenials, type DenialGroupBy } from '../../ledger/queries/denials.js';
+import { DENIAL_GROUPS, type DenialGroupBy } from '../../ledger/queries/denials.js';
 import { count, utc } from '../format.js';
 import { filterFromQuery, filterParams, type FilterParam } from '../filters.js';
 import { dataAttr, fold, html } from '../html.js';
@@ -27,8 +27,8 @@ export async function denialsPage(ctx: PageContext): Promise<PageResult> {
   const chartFilter =
     filter.since === undefined && filter.until === undefined ? { ...filter, since: ctx.now - CHART_DEFAULT_DAYS * 86_400_000 } : filter;
   const [page, groups] = await Promise.all([
-    listDenials(ctx.ledger, filter, { limit: PAGE, cursor: cursor || null }),
-    groupDenials(ctx.ledger, chartFilter, groupBy, { limit: GROUPS_SHOWN }),
+    ctx.ledger.listDenials(filter, { limit: PAGE, cursor: cursor || null }),
+    ctx.ledger.groupDenials(chartFilter, groupBy, { limit: GROUPS_SHOWN }),
   ]);
   const chartPeriod = chartFilter === filter ? '' : ` in the last ${CHART_DEFAULT_DAYS} days`;
   const params = filterParams(ctx.query, FILTERS);

@@ -1,5 +1,4 @@
 import type { Outcome } from '../../domain/outcomes.js';
-import { explain } from '../../ledger/queries/explain.js';
 import { count, duration, utc } from '../format.js';
 import { fold, html, jsonBlock, type SafeHtml } from '../html.js';
 import { lineDiff } from '../line-diff.js';
@@ -11,7 +10,7 @@ const DIFF_LINES_SHOWN = 400;
 
 /** /invocations/<id or tool_use_id>: the explain report, decisive hook highlighted, the input as sent and as modified as a diff. */
 export async function explainPage(ctx: PageContext, ref: string): Promise<PageResult> {
-  const e = await explain(ctx.ledger, ref);
+  const e = await ctx.ledger.explain(ref);
   const inv = e.invocation;
   const outcomes = e.outcomes.map(
     (o) => html`<tr class="${o.decisive ? 'decisive' : ''}${o.status !== 'completed' ? ` s-${o.status}` : ''}">

@@ -1,7 +1,7 @@
 import { InputError } from '../../domain/errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
-import { HOUR_MS } from '../../ledger/health-rollup.js';
-import { DEFAULT_HEALTH_WINDOW_MS, hookHealth, type HookHealth } from '../../ledger/queries/health.js';
+import { DEFAULT_HEALTH_WINDOW_MS } from '../../ledger/queries/health.js';
+import { seriesStep, type HealthPoint } from '../../ledger/queries/health-series.js';
 import { healthFlags } from '../../reports/health-text.js';
 import { count, duration, percent, utc } from '../format.js';
 import { dataAttr, fold, html } from '../html.js';
@@ -14,8 +14,8 @@ const LATENCY_LINES = 6;
 
 /**
  * /hooks: per-hook runs, decisions, failure and timeout rates and p50/p95 for the window (the
- * table), and the same over time (charts: one health query per bucket, percentiles from the
- * hourly rollup's histograms). Slow and failing hooks are flagged in words.
+ * table), and the same over time (charts: one series query for every bucket, percentiles from
+ * the hourly rollup's histograms). Slow and failing hooks are flagged in words.
  */
 export async function hooksPage(ctx: PageContext): Promise<PageResult> {
   const untilText = ctx.query.get('until')?.trim() || '';
@@ -24,25 +24,14 @@ export async function hooksPage(ctx: PageContext): Promise<PageResult> {
   const since = sinceText ? parseNamedTimeBound('since', sinceText, ctx.now) : until - DEFAULT_HEALTH_WINDOW_MS;
   if (since >= until) throw new InputError(`since: ${sinceText} is not before until ${untilText || 'now'}: the window is empty`);
   const hookId = ctx.query.get('hook')?.trim() || undefined;
-  const report = await hookHealth(ctx.ledger, { since, until, now: ctx.now, ...(hookId ? { hookId } : {}) });
-
-  // Buckets are whole hours, so that each is read from the hourly rollup; only the open hour is aggregated live.
-  const step = Math.max(1, Math.ceil((until - since) / BUCKETS / HOUR_MS)) * HOUR_MS;
-  const starts: number[] = [];
-  for (let t = Math.floor(since / HOUR_MS) * HOUR_MS; t < until; t += step) starts.push(t);
-  const buckets = await Promise.all(
-    starts.map((t) =>
-      hookHealth(ctx.ledger, {
-        since: t,
-        until: Math.min(until, t + step),
-        now: ctx.now,
-        exactPercentileLimit: 0,
-        ...(hookId ? { hookId } : {}),
-      }),
-    ),
-  );
-  const x = starts.map((t) => Math.floor(t / 1000));
-  const sum = (hooks: HookHealth[], f: (h: HookHealth) => number) => hooks.reduce((n, h) => n + f(h), 0);
+  const [report, series] = await Promise.all([
+    ctx.ledger.hookHealth({ since, until, now: ctx.now, ...(hookId ? { hookId } : {}) }),
+    // Buckets are whole hours, so that each is read from the hourly rollup; one read answers every bucket.
+    ctx.ledger.hookHealthSeries({ since, until, stepMs: seriesStep(since, until, BUCKETS), now: ctx.now, ...(hookId ? { hookId } : {}) }),
+  ]);
+  const buckets = series.buckets;
+  const x = buckets.map((b) => Math.floor(b.start / 1000));
+  const sum = (hooks: HealthPoint[], f: (h: HealthPoint) => number) => hooks.reduce((n, h) => n + f(h), 0);
   const volume = {
     kind: 'time',
     title: hookId ? `Runs, failures and timeouts of ${hookId}` : 'Runs, failures and timeouts (all hooks)',

@@ -1,7 +1,7 @@
-import { chainHead } from '../../ledger/queries/chain-head.js';
+import type { ChainHead } from '../../ledger/queries/chain-head.js';
 import { readAnchor } from '../../ledger/verify.js';
 import { count, utc } from '../format.js';
-import { fold, html } from '../html.js';
+import { fold, html, type SafeHtml } from '../html.js';
 import type { PageContext, PageResult } from '../page.js';
 import { facts } from './components.js';
 
@@ -9,12 +9,12 @@ import { facts } from './components.js';
 const STALE_MS = 5 * 60_000;
 
 /**
- * /integrity: the chain head (read now), the last anchor (the `--anchor` file), and the result
+ * /integrity: the chain head(s) (read now: one per writer where each writer keeps its own chain), the last anchor (the `--anchor` file), and the result
  * of `verify`, which runs in a worker: opening the page starts one when the last is missing or
  * stale, and the page says so until it finishes (the script reloads it).
  */
 export async function integrityPage(ctx: PageContext): Promise<PageResult> {
-  const head = await chainHead(ctx.ledger);
+  const heads = await ctx.ledger.chainHeads();
   const state = ctx.integrity;
   const last = state.last();
   const fresh = last !== null && ctx.now - last.finishedAt < STALE_MS;
@@ -34,17 +34,8 @@ export async function integrityPage(ctx: PageContext): Promise<PageResult> {
     title: 'Integrity',
     section: 'integrity',
     body: html`<h1>Integrity</h1>
-<section aria-labelledby="head-h"><h2 id="head-h">Chain head</h2>
-${
-  head
-    ? facts([
-        ['Link', count(head.seq)],
-        ['Hash', html`<code class="hash">${head.hash}</code>`],
-        ['Kind', head.kind],
-        ['Written', utc(head.at)],
-      ])
-    : html`<p class="empty">No chain links yet.</p>`
-}</section>
+<section aria-labelledby="head-h"><h2 id="head-h">Chain head${heads.length > 1 ? 's' : ''}</h2>
+${chainHeadsView(heads)}</section>
 <section aria-labelledby="verify-h"><h2 id="verify-h">Verify</h2>
 ${running !== null ? html`<p class="running" data-reload="2000" role="status">Verifying since ${utc(running)}… <a href="/integrity">Reload</a></p>` : ''}
 ${
@@ -90,4 +81,25 @@ ${
           ])
 }</section>`,
   };
+}
+
+/** One chain: its head as facts; several (one per writer): a table, a row per writer. */
+function chainHeadsView(heads: ChainHead[]): SafeHtml {
+  if (heads.length === 0) return html`<p class="empty">No chain links yet.</p>`;
+  if (heads.length === 1 && heads[0]!.writer === null) {
+    const head = heads[0]!;
+    return facts([
+      ['Link', count(head.seq)],
+      ['Hash', html`<code class="hash">${head.hash}</code>`],
+      ['Kind', head.kind],
+      ['Written', utc(head.at)],
+    ]);
+  }
+  return html`<p>Each writer appends its own chain; verify walks every one.</p>
+<div class="scroll"><table class="chain-heads"><thead><tr><th scope="col">Writer</th><th scope="col" class="num">Link</th><th scope="col">Hash</th>
+<th scope="col">Kind</th><th scope="col">Written</th></tr></thead>
+<tbody>${heads.map(
+    (h) =>
+      html`<tr><td>${fold(h.writer ?? '—', 80)}</td><td class="num">${count(h.seq)}</td><td><code class="hash">${h.hash}</code></td><td>${h.kind ?? html`<span class="none">—</span>`}</td><td>${utc(h.at)}</td></tr>`,
+  )}</tbody></table></div>`;
 }

@@ -1,6 +1,5 @@
 import { InputError } from '../../domain/errors.js';
 import type { HookChange, HookState, ReplayResult } from '../../domain/replay.js';
-import { getReplayRun, listReplayRuns, showReplayRun } from '../../ledger/queries/replay-runs.js';
 import { describeDecision } from '../../reports/replay-text.js';
 import { count, utc } from '../format.js';
 import { dataAttr, fold, html, type SafeHtml } from '../html.js';
@@ -12,7 +11,7 @@ const CHANGES_SHOWN = 500;
 
 /** /replays: past replay runs, most recent first, with their totals. */
 export async function replaysPage(ctx: PageContext): Promise<PageResult> {
-  const runs = await listReplayRuns(ctx.ledger, { limit: RUNS_SHOWN });
+  const runs = await ctx.ledger.listReplayRuns({ limit: RUNS_SHOWN });
   const rows = runs.map((r) => {
     const changed = r.totals.replayed - r.totals.unchanged;
     return html`<tr><td><a href="/replays/${r.id}">Run ${r.id}</a></td><td>${r.status}</td><td>${utc(r.startedAt)}</td>
@@ -36,8 +35,8 @@ export async function replaysPage(ctx: PageContext): Promise<PageResult> {
 export async function replayPage(ctx: PageContext, idText: string): Promise<PageResult> {
   if (!/^\d{1,15}$/.test(idText)) throw new InputError(`replay run: "${idText}" is not a run number`);
   const id = Number(idText);
-  await getReplayRun(ctx.ledger, id);
-  const d = await showReplayRun(ctx.ledger, id, { limit: CHANGES_SHOWN });
+  await ctx.ledger.getReplayRun(id);
+  const d = await ctx.ledger.showReplayRun(id, { limit: CHANGES_SHOWN });
   const r = d.run;
   const t = r.totals;
   const kinds: [string, number][] = [

@@ -1,4 +1,3 @@
-import { listSessions, sessionTimeline } from '../../ledger/queries/sessions.js';
 import { count, duration, utc } from '../format.js';
 import { filterForm, decisionBadge, downloads, facts, invocationLink, pager, sessionLink } from './components.js';
 import { filterFromQuery, filterParams, type FilterParam } from '../filters.js';
@@ -14,7 +13,7 @@ const TIMELINE_PAGE = 200;
 export async function sessionsPage(ctx: PageContext): Promise<PageResult> {
   const filter = filterFromQuery(ctx.query, LIST_FILTERS, ctx.now);
   const cursor = ctx.query.get('cursor');
-  const page = await listSessions(ctx.ledger, filter, { limit: PAGE, cursor: cursor || null });
+  const page = await ctx.ledger.listSessions(filter, { limit: PAGE, cursor: cursor || null });
   const params = filterParams(ctx.query, LIST_FILTERS);
   const rows = page.rows.map(
     (s) => html`<tr>
@@ -45,7 +44,7 @@ ${downloads(params)}`,
 export async function sessionPage(ctx: PageContext, sessionId: string): Promise<PageResult> {
   const filter = filterFromQuery(ctx.query, TIMELINE_FILTERS, ctx.now);
   const cursor = ctx.query.get('cursor');
-  const t = await sessionTimeline(ctx.ledger, sessionId, { limit: TIMELINE_PAGE, cursor: cursor || null }, filter);
+  const t = await ctx.ledger.sessionTimeline(sessionId, { limit: TIMELINE_PAGE, cursor: cursor || null }, filter);
   const s = t.session;
   const params = filterParams(ctx.query, TIMELINE_FILTERS);
   const events = t.events.map(

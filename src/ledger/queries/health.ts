@@ -203,7 +203,7 @@ export function sortHooks(hooks: HookHealth[]): HookHealth[] {
 }
 
 /** The bucket holding the rank-th smallest duration, and how many durations lie in lower buckets. */
-function bucketAtRank(hist: Float64Array, rank: number): [number, number] {
+export function bucketAtRank(hist: Float64Array, rank: number): [number, number] {
   let below = 0;
   for (let b = 0; b < hist.length; b++) {
     const n = hist[b]!;

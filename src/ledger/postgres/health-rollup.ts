@@ -129,10 +129,29 @@ export async function rollupTotalsPostgres(
   hookId: string | undefined,
   now: number,
 ): Promise<{ totals: Map<string, HealthTotals>; stats: RollupStats }> {
+  const { buckets, stats } = await rollupBucketsPostgres(pool, since, until, hookId, now, () => 0);
+  return { totals: buckets.get(0) ?? new Map(), stats };
+}
+
+/**
+ * As `rollupTotalsPostgres`, kept apart per bucket of hours (`bucketOfHour` maps an hour's start
+ * to its bucket's key), as `rollupBuckets` does on SQLite: a chart is one read of the rollup.
+ */
+export async function rollupBucketsPostgres(
+  pool: pg.Pool,
+  since: number,
+  until: number,
+  hookId: string | undefined,
+  now: number,
+  bucketOfHour: (hour: number) => number,
+): Promise<{ buckets: Map<number, Map<string, HealthTotals>>; stats: RollupStats }> {
   const stats: RollupStats = { rolledUp: 0, built: 0, live: [], dropped: false };
-  const totals = new Map<string, HealthTotals>();
-  const total = (hook: string): HealthTotals | null => {
+  const buckets = new Map<number, Map<string, HealthTotals>>();
+  const total = (hour: number, hook: string): HealthTotals | null => {
     if (hookId !== undefined && hook !== hookId) return null;
+    const key = bucketOfHour(hour);
+    let totals = buckets.get(key);
+    if (!totals) buckets.set(key, (totals = new Map()));
     let t = totals.get(hook);
     if (!t) totals.set(hook, (t = emptyTotals()));
     return t;
@@ -181,7 +200,7 @@ export async function rollupTotalsPostgres(
         });
         for (const r of rows.rows) {
           if (!builtSet.has(r.hour)) continue;
-          const t = total(r.hook_id);
+          const t = total(r.hour, r.hook_id);
           if (!t) continue;
           mergeCounters(t, countersFromRow(r));
           decodeHistogramInto(r.histogram, t.hist);
@@ -203,9 +222,9 @@ export async function rollupTotalsPostgres(
       toStore = [];
       for (const [a, b] of spans) {
         const live = await aggregateLivePostgres(client, a, b);
-        for (const byHook of live.values()) {
+        for (const [hour, byHook] of live) {
           for (const [hook, acc] of byHook) {
-            const t = total(hook);
+            const t = total(hour, hook);
             if (!t) continue;
             mergeCounters(t, acc);
             for (const [bucket, n] of acc.hist) t.hist[bucket] = t.hist[bucket]! + n;
@@ -236,7 +255,7 @@ export async function rollupTotalsPostgres(
       if (!['25006', '42501', '55P03', '57014', '40001', '40P01'].includes(String(code))) throw error;
     }
   }
-  return { totals, stats };
+  return { buckets, stats };
 }
 
 const INSERT_ROWS = `INSERT INTO health_rollups (hour, hook_id, runs, allows, denials, asks, modifies, decisive, failures, timeouts,

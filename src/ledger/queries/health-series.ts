@@ -81,16 +81,26 @@ export function seriesFrom(options: HealthSeriesOptions, points: Map<number, Hea
  * bucket's merged duration histogram (within about 1.1% of the exact value, see health.ts).
  */
 export function hookHealthSeries(ledger: Ledger, options: HealthSeriesOptions): HealthSeries {
-  const origin = floorHour(options.since);
   seriesStarts(options);
   const { buckets } = rollupBuckets(
     ledger,
-    origin,
+    floorHour(options.since),
     options.until,
     options.hookId,
     options.now ?? Date.now(),
-    (hour) => origin + Math.floor((hour - origin) / options.stepMs) * options.stepMs,
+    seriesBucketOfHour(options),
   );
+  return seriesFromBuckets(options, buckets);
+}
+
+/** The key of the bucket an hour falls in: its bucket's start (both engines' rollup reads take it). */
+export function seriesBucketOfHour(options: HealthSeriesOptions): (hour: number) => number {
+  const origin = floorHour(options.since);
+  return (hour) => origin + Math.floor((hour - origin) / options.stepMs) * options.stepMs;
+}
+
+/** The series from the rollup's per-bucket totals (both engines). */
+export function seriesFromBuckets(options: HealthSeriesOptions, buckets: Map<number, Map<string, HealthTotals>>): HealthSeries {
   const points = new Map<number, HealthPoint[]>();
   for (const [start, hooks] of buckets) {
     const list: HealthPoint[] = [];

@@ -157,7 +157,7 @@ export async function rollupBucketsPostgres(
     return t;
   };
   let toStore: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
-  let snapshot: RollupSnapshot = { lastSeen: null, maxId: 0, pruneMark: 0, staleFrom: null };
+  let snapshot: RollupSnapshot;
 
   const client = await pool.connect();
   let broken = false;

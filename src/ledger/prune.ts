@@ -43,39 +43,36 @@ const ELIGIBLE = `FROM invocations i
     AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending')`;
 
 /**
- * Removes old invocations with their outcomes, in batches of short IMMEDIATE transactions so
- * that writers wait at most one batch. Sessions under legal hold are kept. Each batch removes
- * the chain links of what it deletes and appends a checkpoint link that records the runs of
- * links removed and the hash of the last link of each run, so `verify` still passes on what
- * remains and still catches anything removed outside hookledger.
+ * The statements a prune reads with, shared by both engines (PostgreSQL numbers the `?`
+ * placeholders: ledger/postgres/prune.ts). `eligible` is a FROM/WHERE clause (before, after id).
  */
-export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promise<PruneReport> {
-  const started = Date.now();
+export const PRUNE_SQL = {
+  eligible: ELIGIBLE,
+  /** Held sessions with invocations before the cutoff (before). */
+  held: `SELECT i.session_id AS "sessionId", count(*) AS invocations FROM invocations i JOIN legal_holds h ON h.session_id = i.session_id
+       WHERE i.started_at < ? GROUP BY i.session_id ORDER BY i.session_id`,
+  /** Invocations before the cutoff kept because they are still in progress (before). */
+  inProgress: `SELECT count(*) FROM invocations i WHERE i.started_at < ?
+         AND (i.status = 'running' OR EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending'))
+         AND (i.session_id IS NULL OR i.session_id NOT IN (SELECT session_id FROM legal_holds))`,
+  /** What a dry run counts: invocations and their outcomes (before, after id). */
+  dryRun: `SELECT count(*), coalesce(sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id)), 0) ${ELIGIBLE}`,
+} as const;
+
+/** Checks a prune's options alike on every engine; returns the batch size. */
+export function pruneBatchSize(options: PruneOptions, now: number): number {
   const batchSize = options.batchSize ?? 500;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 100_000)
     throw new OptionError('batchSize', `must be an integer from 1 to 100000, got ${batchSize}`);
-  if (options.before > started)
+  if (options.before > now)
     throw new OptionError('before', `${new Date(options.before).toISOString()} is in the future; nothing that recent can be pruned`);
-  const s = ledger.sqlite;
-  const pauseMs = options.pauseMs ?? 5;
-  const before = options.before;
+  return batchSize;
+}
 
-  const held = s
-    .prepare(
-      `SELECT i.session_id AS sessionId, count(*) AS invocations FROM invocations i JOIN legal_holds h ON h.session_id = i.session_id
-       WHERE i.started_at < ? GROUP BY i.session_id ORDER BY i.session_id`,
-    )
-    .all(before) as { sessionId: string; invocations: number }[];
-  const inProgress = s
-    .prepare(
-      `SELECT count(*) FROM invocations i WHERE i.started_at < ?
-         AND (i.status = 'running' OR EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending'))
-         AND (i.session_id IS NULL OR i.session_id NOT IN (SELECT session_id FROM legal_holds))`,
-    )
-    .pluck()
-    .get(before) as number;
-  const report: PruneReport = {
-    before,
+/** A report before any batch ran. */
+export function startPruneReport(options: PruneOptions, held: PruneReport['held'], inProgress: number): PruneReport {
+  return {
+    before: options.before,
     dryRun: options.dryRun ?? false,
     invocations: 0,
     outcomes: 0,
@@ -87,12 +84,44 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
     longestBatchMs: 0,
     durationMs: 0,
   };
+}
+
+/**
+ * Runs of consecutive seqs in `[seq, hash]` links sorted by seq: `[first, last, hash of last]`.
+ * Verify needs, for each gap, the hash of its last link (the next link's prev_hash).
+ */
+export function removedRuns(links: readonly (readonly [number, string])[]): [number, number, string][] {
+  const runs: [number, number, string][] = [];
+  for (const [seq, hash] of links) {
+    const last = runs[runs.length - 1];
+    if (last && seq === last[1] + 1) {
+      last[1] = seq;
+      last[2] = hash;
+    } else runs.push([seq, seq, hash]);
+  }
+  return runs;
+}
+
+/**
+ * Removes old invocations with their outcomes, in batches of short IMMEDIATE transactions so
+ * that writers wait at most one batch. Sessions under legal hold are kept. Each batch removes
+ * the chain links of what it deletes and appends a checkpoint link that records the runs of
+ * links removed and the hash of the last link of each run, so `verify` still passes on what
+ * remains and still catches anything removed outside hookledger.
+ */
+export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promise<PruneReport> {
+  const started = Date.now();
+  const batchSize = pruneBatchSize(options, started);
+  const s = ledger.sqlite;
+  const pauseMs = options.pauseMs ?? 5;
+  const before = options.before;
+
+  const held = s.prepare(PRUNE_SQL.held).all(before) as { sessionId: string; invocations: number }[];
+  const inProgress = s.prepare(PRUNE_SQL.inProgress).pluck().get(before) as number;
+  const report = startPruneReport(options, held, inProgress);
 
   if (options.dryRun) {
-    const counts = s
-      .prepare(`SELECT count(*), coalesce(sum((SELECT count(*) FROM outcomes o WHERE o.invocation_id = i.id)), 0) ${ELIGIBLE}`)
-      .raw()
-      .get(before, 0) as [number, number];
+    const counts = s.prepare(PRUNE_SQL.dryRun).raw().get(before, 0) as [number, number];
     report.invocations = counts[0];
     report.outcomes = counts[1];
     report.durationMs = Date.now() - started;
@@ -164,15 +193,7 @@ class PruneBatch {
       if (ids.length === 0) return null;
       const idsJson = JSON.stringify(ids);
       const links = [...invocationLinks.all(idsJson), ...backgroundLinks.all(idsJson)].sort((a, b) => a[0] - b[0]);
-      // Runs of consecutive seqs: verify needs, for each gap, the hash of its last link (the next link's prev_hash).
-      const runs: [number, number, string][] = [];
-      for (const [seq, hash] of links) {
-        const last = runs[runs.length - 1];
-        if (last && seq === last[1] + 1) {
-          last[1] = seq;
-          last[2] = hash;
-        } else runs.push([seq, seq, hash]);
-      }
+      const runs = removedRuns(links);
       deleteLinks.run(JSON.stringify(links.map((l) => l[0])));
       invalidateRollups(idsJson);
       const outcomes = deleteOutcomes.run(idsJson).changes;

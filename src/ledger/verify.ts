@@ -461,27 +461,41 @@ function checkAnchor(s: Database.Database, anchor: Anchor, head: { seq: number; 
   return { ...base, status: pruned.covers(anchor.seq, anchor.seq) ? 'pruned' : 'mismatch' };
 }
 
-/** The runs of links prune checkpoints removed: [first, last, hash of last]. */
-class PrunedRanges {
+/**
+ * The well-formed runs of a checkpoint's `removed_json`: [first, last, hash of last, …]; on
+ * PostgreSQL a fourth element names the writer whose chain the run was in. Not trusted beyond
+ * its checkpoint's link: verify reads only checkpoints whose link is intact.
+ */
+export function removedRunsOf(removedJson: string): [number, number, string, unknown][] {
+  let runs: unknown;
+  try {
+    runs = JSON.parse(removedJson);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(runs)) return [];
+  return runs.filter(
+    (run): run is [number, number, string, unknown] =>
+      Array.isArray(run) && typeof run[0] === 'number' && typeof run[1] === 'number' && typeof run[2] === 'string',
+  );
+}
+
+/** The runs of links prune checkpoints removed: [first, last, hash of last] (on PostgreSQL, one set per writer). */
+export class PrunedRanges {
   private readonly ends = new Map<number, string>();
   private intervals: [number, number][] = [];
   private merged: [number, number][] | null = null;
   count = 0;
 
   add(removedJson: string): void {
-    let runs: unknown;
-    try {
-      runs = JSON.parse(removedJson);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(runs)) return;
-    for (const run of runs) {
-      if (!Array.isArray(run) || typeof run[0] !== 'number' || typeof run[1] !== 'number' || typeof run[2] !== 'string') continue;
-      this.intervals.push([run[0], run[1]]);
-      this.ends.set(run[1], run[2]);
-      this.count += run[1] - run[0] + 1;
-    }
+    for (const [first, last, hash] of removedRunsOf(removedJson)) this.addRun(first, last, hash);
+  }
+
+  /** One run of removed links: [first, last] and the hash of `last`. */
+  addRun(first: number, last: number, hash: string): void {
+    this.intervals.push([first, last]);
+    this.ends.set(last, hash);
+    this.count += last - first + 1;
     this.merged = null;
   }
 

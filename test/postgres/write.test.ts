@@ -139,6 +139,25 @@ describe('the PostgreSQL write path', () => {
     expect(await adminSql(`SELECT head_seq::int, head_hash FROM writers`, db)).toEqual([{ head_seq: 2, head_hash: links[1]!.hash }]);
   });
 
+  it('the real runner with background hooks: a start recorded after the hook ended never changes a completed, linked outcome', async () => {
+    const { store: s, db } = await store();
+    // The runner does not wait for the start to be recorded before the hook ends; on a pool the two
+    // writes travel on different connections, so the completion must wait for the start.
+    const runner = createRunner({ hookSet, ledger: s });
+    await Promise.all(Array.from({ length: 24 }, (_, i) => runner.run({ ...input, toolUseId: `toolu_${i}` })));
+    await runner.close();
+    expect(await adminSql(`SELECT status, count(*)::int AS n FROM outcomes WHERE hook_id = 'later' GROUP BY status`, db)).toEqual([
+      { status: 'completed', n: 24 },
+    ]);
+    expect(await adminSql(`SELECT count(*)::int AS n FROM outcomes WHERE hook_id = 'later' AND execution_order IS NULL`, db)).toEqual([
+      { n: 0 },
+    ]);
+    const { verifyPostgres } = await import('../../src/ledger/postgres/verify.js');
+    const report = await verifyPostgres(s.connection.pool, s.connection.displayUrl);
+    expect(report.problems).toEqual([]);
+    expect(report.records).toMatchObject({ invocations: 24, backgroundOutcomes: 24 });
+  });
+
   it('a failed commit leaves nothing half-written: the invocation stays running, no outcome, no link', async () => {
     const { store: s, db } = await store();
     const recorder = s.writer();

@@ -1,5 +1,8 @@
 import type pg from 'pg';
 import {
+  CHECKPOINT_REMOVED,
+  CHECKPOINT_SELECT,
+  checkpointEntry,
   GENESIS_HASH,
   INVOCATION_SELECT,
   invocationEntry,
@@ -12,7 +15,7 @@ import {
   type RawRow,
   type RowEntry,
 } from '../integrity.js';
-import { diagnoseInvocationLink, uncommittedCompletion, type IntegrityProblem } from '../verify.js';
+import { diagnoseInvocationLink, PrunedRanges, removedRunsOf, uncommittedCompletion, type IntegrityProblem } from '../verify.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
 export interface PostgresIntegrityProblem extends IntegrityProblem {
@@ -31,7 +34,9 @@ export interface PostgresVerifyReport {
   ok: boolean;
   location: string;
   links: number;
-  records: { invocations: number; backgroundOutcomes: number };
+  records: { invocations: number; backgroundOutcomes: number; checkpoints: number };
+  /** Links that prune checkpoints account for (no longer in the ledger), over every writer. */
+  prunedLinks: number;
   uncommitted: number;
   writers: WriterChain[];
   problems: PostgresIntegrityProblem[];
@@ -53,6 +58,30 @@ function pgSelect(sqliteText: string): string {
 const SELECT_INVOCATION = pgSelect(INVOCATION_SELECT);
 const SELECT_OUTCOMES = pgSelect(OUTCOMES_OF_INVOCATION_SELECT);
 const SELECT_OUTCOME = pgSelect(OUTCOME_SELECT);
+const SELECT_CHECKPOINT = pgSelect(CHECKPOINT_SELECT);
+
+/**
+ * The runs of links that intact prune checkpoints removed, per writer (ledger/postgres/prune.ts
+ * records each run with the writer whose chain it was in). Read before the walk: a gap early in
+ * a chain is explained by a checkpoint later in it, or in another writer's chain.
+ */
+async function readPrunedRanges(rows: (text: string, values: unknown[]) => Promise<RawRow[]>): Promise<Map<string, PrunedRanges>> {
+  const pruned = new Map<string, PrunedRanges>();
+  for (const [seq, kind, refId, prevHash, hash, at] of (await rows(
+    `SELECT seq, kind, ref_id, prev_hash, hash, at FROM chain WHERE kind = 'checkpoint' ORDER BY writer_id, seq`,
+    [],
+  )) as LinkRow[]) {
+    const [row] = await rows(SELECT_CHECKPOINT, [refId]);
+    if (!row || linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) continue;
+    for (const [first, last, end, writer] of removedRunsOf(row[CHECKPOINT_REMOVED] as string)) {
+      if (typeof writer !== 'string') continue;
+      let ranges = pruned.get(writer);
+      if (!ranges) pruned.set(writer, (ranges = new PrunedRanges()));
+      ranges.addRun(first, last, end);
+    }
+  }
+  return pruned;
+}
 
 /**
  * Checks every writer's tamper-evidence chain: walks each writer's links in seq order,
@@ -60,7 +89,7 @@ const SELECT_OUTCOME = pgSelect(OUTCOME_SELECT);
  * ledger/integrity.ts, as on SQLite), checks the writer's recorded head, then looks for rows no
  * link covers. One REPEATABLE READ snapshot, so writers carry on meanwhile. Every problem names
  * the writer it belongs to; the first is the first broken record of the first broken chain.
- * Prune checkpoints are not handled yet (prune does not run on PostgreSQL).
+ * Gaps that prune checkpoints account for (a prune removed those links) are not problems.
  */
 export async function verifyPostgres(
   pool: pg.Pool,
@@ -81,7 +110,8 @@ export async function verifyPostgres(
     (await client.query<RawRow>({ text, values, rowMode: 'array' })).rows;
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-    const records = { invocations: 0, backgroundOutcomes: 0 };
+    const records = { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 };
+    const pruned = await readPrunedRanges(rows);
     const writers: WriterChain[] = [];
     let links = 0;
     const writerRows = await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', []);
@@ -114,14 +144,16 @@ export async function verifyPostgres(
         for (const [seq, kind, refId, prevHash, hash, at, rowsText] of batch) {
           count++;
           let expected = prev.hash;
-          if (seq !== prev.seq + 1) {
+          const end = seq === prev.seq + 1 ? undefined : pruned.get(writer)?.endHash(prev.seq + 1, seq - 1);
+          if (end !== undefined) expected = end;
+          else if (seq !== prev.seq + 1) {
             report({
               kind: 'removed',
               table: 'chain',
               id: prev.seq + 1,
               seq: prev.seq + 1,
               writer,
-              detail: `writer ${writer}: chain links ${prev.seq + 1}..${seq - 1} are missing (records deleted with their links)`,
+              detail: `writer ${writer}: chain links ${prev.seq + 1}..${seq - 1} are missing and no prune checkpoint accounts for them (records deleted with their links)`,
             });
             expected = prevHash;
           }
@@ -140,7 +172,10 @@ export async function verifyPostgres(
         }
       }
       links += count;
-      if (headSeq !== null && (headSeq !== prev.seq || headHash !== prev.hash)) {
+      // The newest links of a writer that wrote nothing since may have been pruned: its head is then the end of a pruned run.
+      const headPruned = headSeq !== null && headSeq > prev.seq && pruned.get(writer)?.endHash(prev.seq + 1, headSeq) === headHash;
+      if (headPruned) prev = { ...prev, seq: headSeq, hash: headHash! };
+      else if (headSeq !== null && (headSeq !== prev.seq || headHash !== prev.hash)) {
         report({
           kind: headSeq > prev.seq ? 'removed' : 'changed',
           table: 'chain',
@@ -217,6 +252,29 @@ export async function verifyPostgres(
           });
         return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
       }
+      if (kind === 'checkpoint') {
+        records.checkpoints++;
+        const [row] = await rows(SELECT_CHECKPOINT, [refId]);
+        if (!row)
+          report({
+            kind: 'removed',
+            table: 'prune_checkpoints',
+            id: refId,
+            seq,
+            writer,
+            detail: `writer ${writer}: prune checkpoint #${refId} (link ${seq}) is gone`,
+          });
+        else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash)
+          report({
+            kind: 'changed',
+            table: 'prune_checkpoints',
+            id: refId,
+            seq,
+            writer,
+            detail: `writer ${writer}: prune checkpoint #${refId} differs from what was committed (link ${seq})`,
+          });
+        return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
+      }
       report({
         kind: 'changed',
         table: 'chain',
@@ -246,12 +304,25 @@ export async function verifyPostgres(
           detail: `invocation #${id as number} (${status as string}, decision ${(decision as string | null) ?? 'none'}) has no chain link: it was not committed by hookledger`,
         });
     }
+    for (const [id] of await rows(
+      `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`,
+      [],
+    ))
+      report({
+        kind: 'inserted',
+        table: 'prune_checkpoints',
+        id: id as number,
+        seq: null,
+        writer: null,
+        detail: `prune checkpoint #${id as number} has no chain link`,
+      });
     await client.query('COMMIT');
     return {
       ok: problemCount === 0,
       location,
       links,
       records,
+      prunedLinks: [...pruned.values()].reduce((n, ranges) => n + ranges.count, 0),
       uncommitted,
       writers,
       problems,

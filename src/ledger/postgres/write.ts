@@ -75,7 +75,11 @@ const APPEND_LINK = {
       INSERT INTO chain (writer_id, seq, kind, ref_id, prev_hash, hash, at, rows) VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
     UPDATE writers SET head_seq = $2, head_hash = $6, lease_until = greatest(lease_until, $9) WHERE id = $1`,
 };
-const START_OUTCOME = { name: 'hl_start_outcome', text: 'UPDATE outcomes SET started_at = $1, execution_order = $2 WHERE id = $3' };
+// Only while pending: a completed outcome is covered by its link.
+const START_OUTCOME = {
+  name: 'hl_start_outcome',
+  text: `UPDATE outcomes SET started_at = $1, execution_order = $2 WHERE id = $3 AND status = 'pending'`,
+};
 const COMPLETE_OUTCOME = {
   name: 'hl_complete_outcome',
   text: `UPDATE outcomes SET status = $2, decision = $3, reason_code = $4, message = $5, payload_json = $6, modified_input_json = $7,
@@ -126,6 +130,8 @@ export class PostgresRecorder {
   private readonly defaultRedactor = new Redactor();
   private readonly open = new Map<number, OpenInvocation>();
   private readonly pendingBackground = new Map<number, Redactor>();
+  /** Background starts being recorded, by outcome row id (settled: never rejects). */
+  private readonly starting = new Map<number, Promise<void>>();
   private readonly chained: boolean;
 
   constructor(
@@ -254,13 +260,27 @@ export class PostgresRecorder {
 
   /** Marks a pending background outcome as started. */
   async startBackground(outcomeRowId: number, startedAt: number, executionOrder: number): Promise<void> {
-    await this.guard('record a background hook start', () =>
+    const started = this.guard('record a background hook start', () =>
       this.pool.query({ ...START_OUTCOME, values: [startedAt, executionOrder, outcomeRowId] }),
     );
+    this.starting.set(
+      outcomeRowId,
+      started.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
+    await started;
   }
 
   /** Completes a pending background outcome, with its own chain link. */
   async completeBackground(outcomeRowId: number, outcome: Outcome): Promise<void> {
+    // The runner does not wait for the start to be recorded before the hook ends. On a pool the two
+    // writes travel on different connections: a start landing after the completion would change the
+    // row its link covers, so the completion waits for it.
+    const starting = this.starting.get(outcomeRowId);
+    this.starting.delete(outcomeRowId);
+    if (starting) await starting;
     const redactor = this.pendingBackground.get(outcomeRowId) ?? this.defaultRedactor;
     this.pendingBackground.delete(outcomeRowId);
     const r = redactOutcome(redactor, outcome, inputPathOf(outcome.point));
@@ -290,17 +310,8 @@ export class PostgresRecorder {
     );
   }
 
-  /** Appends a link to this writer's chain: its head row is locked until the commit. */
-  private async appendLink(client: pg.PoolClient, kind: LinkKind, refId: number, entries: RowEntry[], at: number): Promise<void> {
-    const writer = this.lease.writerId;
-    const head = (await client.query<{ head_seq: number; head_hash: string }>({ ...HEAD, values: [writer] })).rows[0];
-    if (!head) throw new LedgerError('ledger_write_failed', `writer ${writer} is not registered in ${this.location}`);
-    const seq = head.head_seq + 1;
-    const hash = linkHash(head.head_hash, seq, kind, refId, at, entries);
-    await client.query({
-      ...APPEND_LINK,
-      values: [writer, seq, kind, refId, head.head_hash, hash, at, rowsText(entries), this.lease.nextExpiry()],
-    });
+  private appendLink(client: pg.PoolClient, kind: LinkKind, refId: number, entries: RowEntry[], at: number): Promise<void> {
+    return appendChainLink(client, this.lease, this.location, kind, refId, entries, at);
   }
 
   private async readInvocation(client: pg.PoolClient, id: number): Promise<RawRow> {
@@ -347,6 +358,30 @@ export class PostgresRecorder {
       throw new LedgerError('ledger_write_failed', `cannot ${what} in ${this.location}: ${describePgError(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * Appends a link to the lease's writer's chain, inside the caller's transaction: the writer's
+ * head row is locked until the commit, so processes sharing a writer id form one chain.
+ */
+export async function appendChainLink(
+  client: pg.PoolClient,
+  lease: WriterLease,
+  location: string,
+  kind: LinkKind,
+  refId: number,
+  entries: RowEntry[],
+  at: number,
+): Promise<void> {
+  const writer = lease.writerId;
+  const head = (await client.query<{ head_seq: number; head_hash: string }>({ ...HEAD, values: [writer] })).rows[0];
+  if (!head) throw new LedgerError('ledger_write_failed', `writer ${writer} is not registered in ${location}`);
+  const seq = head.head_seq + 1;
+  const hash = linkHash(head.head_hash, seq, kind, refId, at, entries);
+  await client.query({
+    ...APPEND_LINK,
+    values: [writer, seq, kind, refId, head.head_hash, hash, at, rowsText(entries), lease.nextExpiry()],
+  });
 }
 
 /** The invocation row as the chain covers it: integrity.ts's INVOCATION_SELECT in PostgreSQL's parameter style. */

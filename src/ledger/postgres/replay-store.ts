@@ -7,7 +7,7 @@ import type { ReplayRunWriter } from '../ledger.js';
 import { REPLAY_STORE_SQL, type ReplayResultRecord, type ReplayRunStart } from '../replay-store.js';
 import { isProcessAlive } from '../sqlite-errors.js';
 import { describePgError } from './errors.js';
-import { numbered } from './queries/read.js';
+import { numbered } from './placeholders.js';
 
 /** Where the store gets a hook set's ledger id (the engine's recorder, which stores it on first use). */
 export interface HookSetIds {

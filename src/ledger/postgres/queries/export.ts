@@ -12,7 +12,8 @@ import {
 import type { InvocationFilter } from '../../queries/filters.js';
 import { OUTCOME_ORDER, type InvocationRow, type OutcomeRow } from '../../rows.js';
 import { pgFilterSql } from './filters.js';
-import { asReadError, numbered } from './read.js';
+import { numbered } from '../placeholders.js';
+import { asReadError } from './read.js';
 
 /**
  * `export` on PostgreSQL: the same records, lines and bytes as on SQLite (ledger/queries/export.ts),

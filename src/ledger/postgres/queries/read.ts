@@ -20,9 +20,3 @@ export function asReadError(location: string, what: string, error: unknown): Err
   if (error instanceof HookledgerError) return error;
   return new LedgerError('ledger_read_failed', `cannot ${what} in ${location}: ${describePgError(error)}`, { cause: error });
 }
-
-/** Rewrites a SQLite statement's `?` placeholders as PostgreSQL's `$1, $2, …` (texts that differ only there are written once). */
-export function numbered(sqliteText: string, first = 1): string {
-  let n = first;
-  return sqliteText.replace(/\?/g, () => `$${n++}`);
-}

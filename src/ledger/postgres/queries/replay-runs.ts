@@ -9,7 +9,8 @@ import {
   type ResultRow,
   type RunRow,
 } from '../../queries/replay-runs.js';
-import { numbered, pgRead } from './read.js';
+import { numbered } from '../placeholders.js';
+import { pgRead } from './read.js';
 
 /**
  * Replay runs on PostgreSQL: the same reads as ledger/queries/replay-runs.ts (its column list

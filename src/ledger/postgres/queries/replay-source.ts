@@ -2,7 +2,8 @@ import type pg from 'pg';
 import type { ReplaySourceReader } from '../../ledger.js';
 import { REPLAY_SOURCE_COLUMNS, type ReplayOutcomeRow, type ReplaySelection, type ReplaySourceRow } from '../../queries/replay-source.js';
 import { pgFilterSql } from './filters.js';
-import { numbered, pgRead } from './read.js';
+import { numbered } from '../placeholders.js';
+import { pgRead } from './read.js';
 
 /** The outcome columns the diff compares; `decisive` as the 0/1 SQLite stores (PostgreSQL: boolean). */
 const OUTCOME_COLUMNS = 'invocation_id, hook_id, mode, status, decision, decisive::int AS decisive, reason_code, failure_reason';

@@ -19,11 +19,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
 import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
+import type * as Package from '../src/index.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const ONLY = process.env.BENCH_ONLY;
@@ -62,23 +66,10 @@ async function prepare(): Promise<void> {
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
 
-  const hookBody = `
-    (inv) => String(inv.toolInput?.command ?? '').includes('rm -rf') ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' } : undefined,
-    () => undefined,
-    () => undefined`;
-  const hooks = `[
-    { id: 'no-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, run: HOOKS[0] },
-    { id: 'no-secrets', point: 'pre_tool_use', match: 'Bash|Write|Edit', capability: 'guardrail', priority: 20, run: HOOKS[1] },
-    { id: 'audit', point: 'pre_tool_use', priority: 0, run: HOOKS[2] },
-  ]`;
-  // Observers run first here so all three hooks run before the deny ends the pass.
-  writeFileSync(
-    join(work, 'hooks.js'),
-    `const HOOKS = [${hookBody}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${hooks} };\n`,
-  );
+  writeFileSync(join(work, 'hooks.js'), BENCH_HOOKS_JS);
   writeFileSync(
     join(work, 'hooks.ts'),
-    `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${hookBody.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${hooks} };\n`,
+    `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${BENCH_HOOKS} };\n`,
   );
   // (c): each hook as its own Claude Code command hook (Node, reading stdin).
   for (const [i, logic] of ['p.tool_input?.command?.includes("rm -rf") ? 2 : 0', '0', '0'].entries()) {
@@ -195,57 +186,145 @@ async function serveRows(): Promise<Row[]> {
     });
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const body = Buffer.from(PAYLOAD);
-  const once = () =>
-    new Promise<number>((resolve, reject) => {
-      const t0 = process.hrtime.bigint();
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path: '/claude',
-          method: 'POST',
-          agent,
-          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': body.length },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => {
-            if (res.statusCode !== 200 || !text.includes('"deny"'))
-              reject(new Error(`serve answered ${res.statusCode}: ${text.slice(0, 200)}`));
-            else resolve(Number(process.hrtime.bigint() - t0) / 1e6);
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
   const rows: Row[] = [];
   try {
-    for (let i = 0; i < 200; i += 1) await once(); // warm-up: JIT, page cache, keep-alive sockets
+    await clientLoop(port, 200); // warm-up: JIT, page cache
+    const floor = await writeFloor(join(work, 'serve.db'));
     for (const clients of [1, 16]) {
       const samples: number[] = [];
       const t0 = process.hrtime.bigint();
-      await Promise.all(
-        Array.from({ length: clients }, async () => {
-          for (let i = 0; i < Math.ceil(REQUESTS / clients); i += 1) samples.push(await once());
-        }),
-      );
-      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      await Promise.all(Array.from({ length: clients }, () => clientLoop(port, Math.ceil(REQUESTS / clients), samples)));
+      const rate = samples.length / (Number(process.hrtime.bigint() - t0) / 1e9);
+      const sorted = sortedSamples(samples);
       rows.push({
         label: `serve POST /claude, ${clients} client${clients > 1 ? 's' : ''}`,
         samples,
-        note: `${Math.round(samples.length / seconds)} inv/s, p99 = ${(percentile(sortedSamples(samples), 99) / percentile(sortedSamples(samples), 50)).toFixed(2)}x p50`,
+        note: `${Math.round(rate)} inv/s = ${(rate / floor.rate).toFixed(2)}x the write floor, p99 = ${(percentile(sorted, 99) / percentile(sorted, 50)).toFixed(2)}x p50`,
       });
     }
+    rows.push({
+      label: 'write floor: sequential better-sqlite3 loop',
+      samples: floor.samples,
+      note: `${Math.round(floor.rate)} inv/s: the same row, outcomes and chain link in the same two durable transactions`,
+    });
   } finally {
-    agent.destroy();
     child.kill('SIGTERM');
     await new Promise((resolve) => child.on('exit', resolve));
   }
   return rows;
+}
+
+/**
+ * One keep-alive client: sends the PreToolUse request, waits for the whole answer, checks it
+ * denied, sends the next. A bare socket (as wrk does), not node:http's client: on two cores the
+ * client's own HTTP stack would otherwise take as much CPU as the server and bound the figure.
+ */
+function clientLoop(port: number, count: number, samples?: number[]): Promise<void> {
+  const body = Buffer.from(PAYLOAD);
+  const request = Buffer.concat([
+    Buffer.from(
+      `POST /claude HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TOKEN}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+    ),
+    body,
+  ]);
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.setNoDelay(true);
+    let buffer: Buffer = Buffer.alloc(0);
+    let left = count;
+    let t0 = 0n;
+    const send = () => {
+      t0 = process.hrtime.bigint();
+      socket.write(request);
+    };
+    socket.on('connect', send);
+    socket.on('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      buffer = buffer.length > 0 ? Buffer.concat([buffer, chunk]) : chunk;
+      for (;;) {
+        const headEnd = buffer.indexOf('\r\n\r\n');
+        if (headEnd < 0) return;
+        const head = buffer.subarray(0, headEnd).toString('latin1');
+        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? NaN);
+        if (buffer.length < headEnd + 4 + length) return;
+        const text = buffer.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+        if (!head.startsWith('HTTP/1.1 200') || !text.includes('"deny"')) {
+          socket.destroy();
+          return reject(new Error(`serve answered ${head.split('\r\n')[0]}: ${text.slice(0, 200)}`));
+        }
+        buffer = buffer.subarray(headEnd + 4 + length);
+        samples?.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        if (--left === 0) {
+          socket.end();
+          return resolve();
+        }
+        send();
+      }
+    });
+  });
+}
+
+/**
+ * The write floor: a plain sequential better-sqlite3 loop that writes what serve wrote for its
+ * last request (the same invocation row, outcomes and chain link, on a ledger with the same
+ * schema and pragmas) in the same two durable transactions: the `running` row, then the final
+ * state with its outcomes and link. No HTTP, parsing, hooks or redaction.
+ */
+async function writeFloor(servedDb: string): Promise<{ rate: number; samples: number[] }> {
+  const { SqliteLedger } = (await import(pathToFileURL(join(work, 'dist/index.js')).href)) as typeof Package;
+  const served = SqliteLedger.open({ path: servedDb, readonly: true });
+  const invocation = served.sqlite.prepare('SELECT * FROM invocations ORDER BY id DESC LIMIT 1').get() as Record<string, unknown>;
+  const outcomes = served.sqlite.prepare('SELECT * FROM outcomes WHERE invocation_id = ?').all(invocation.id) as Record<string, unknown>[];
+  await served.close();
+  const ledger = SqliteLedger.open({ path: join(work, 'floor.db') });
+  const s = ledger.sqlite;
+  s.prepare(
+    `INSERT INTO hook_sets (id, fingerprint, name, version, strategy, definition_json, created_at) VALUES (?, 'floor', 'floor', '1', 'deny_wins', '{}', 0)`,
+  ).run(invocation.hook_set_id);
+  const finalColumns = ['status', 'decision', 'decisive_hook_id', 'reason_code', 'message', 'modified_input_json', 'context_json'];
+  finalColumns.push('redactions_json', 'finished_at', 'duration_us');
+  const beginColumns = Object.keys(invocation).filter((c) => c !== 'id' && !finalColumns.includes(c));
+  const insertInvocation = s.prepare(
+    `INSERT INTO invocations (${beginColumns.join(', ')}, status) VALUES (${beginColumns.map(() => '?').join(', ')}, 'running')`,
+  );
+  const update = s.prepare(`UPDATE invocations SET ${finalColumns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
+  const outcomeColumns = Object.keys(outcomes[0]!).filter((c) => c !== 'id');
+  const insertOutcome = s.prepare(
+    `INSERT INTO outcomes (${outcomeColumns.join(', ')}) VALUES (${outcomeColumns.map(() => '?').join(', ')})`,
+  );
+  const head = s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw();
+  const insertLink = s.prepare('INSERT INTO chain (seq, kind, ref_id, prev_hash, hash, at, rows) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const finish = s.transaction((id: number) => {
+    const at = Date.now();
+    update.run(...finalColumns.map((c) => (c === 'finished_at' ? at : invocation[c])), id);
+    const values: unknown[] = [id, ...beginColumns.map((c) => invocation[c]), ...finalColumns.map((c) => invocation[c])];
+    const labels = [`i${id}`];
+    for (const outcome of outcomes) {
+      const row = outcomeColumns.map((c) => (c === 'invocation_id' ? id : outcome[c]));
+      labels.push(`o${Number(insertOutcome.run(...row).lastInsertRowid)}`);
+      values.push(...row);
+    }
+    const [seq, prev] = (head.get() as [number, string] | undefined) ?? [0, '0'.repeat(64)];
+    const hash = createHash('sha256')
+      .update(`${prev}|${JSON.stringify(values)}`)
+      .digest('hex');
+    insertLink.run(seq + 1, 'invocation', id, prev, hash, at, labels.map((l) => `${l}:00000000`).join(' '));
+  });
+  const once = () => {
+    const id = Number(insertInvocation.run(...beginColumns.map((c) => (c === 'started_at' ? Date.now() : invocation[c]))).lastInsertRowid);
+    finish.immediate(id);
+  };
+  for (let i = 0; i < 200; i += 1) once();
+  const samples: number[] = [];
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < REQUESTS; i += 1) {
+    const t = process.hrtime.bigint();
+    once();
+    samples.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  const rate = REQUESTS / (Number(process.hrtime.bigint() - t0) / 1e9);
+  await ledger.close();
+  return { rate, samples };
 }
 
 function sortedSamples(samples: number[]): number[] {

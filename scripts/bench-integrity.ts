@@ -14,15 +14,26 @@
  *
  *   npm run bench:integrity                  # 3000 invocations per configuration
  *   npm run bench:integrity -- --n 10000 --sync full
+ *   npm run bench:integrity -- --db /tmp/hookledger-1m-chain.db [--prune 100000] [--runs 1]
+ *
+ * Prune is compared with the write path of the same run: time per invocation removed over time
+ * per invocation written (the shipping configuration's mean). With `--db` (a chained ledger from
+ * `npm run generate:ledger -- --chain`), a copy of it is verified (`--runs` times) next to its
+ * floor measured in the same run (one SQL pass reading every value the chain covers, of the same
+ * rows, plus sha-256 over as many bytes: no verifier reads and hashes less), then its oldest
+ * `--prune` invocations are pruned and verified again. Links/s is given per wall second and per
+ * CPU second (the machine is shared; CPU seconds say what the code costs).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import * as crypto from 'node:crypto';
+import { hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineHooks, type HookSet } from '../dist/domain/hooks.js';
 import type { Invocation } from '../dist/domain/invocation.js';
 import { allow } from '../dist/domain/results.js';
 import { SqliteLedger } from '../dist/ledger/sqlite-ledger.js';
 import { pruneLedger } from '../dist/ledger/prune.js';
+import { CHAIN_ENCODING_V1 } from '../dist/ledger/integrity.js';
 import { verifyLedger } from '../dist/ledger/verify.js';
 import { createRunner, parseInvocation } from '../dist/runner/runner.js';
 import { flag, printTable, stats } from './bench-support.js';
@@ -182,12 +193,83 @@ const verifyMs = stats(verifyRuns).p50;
 const invocations = shipping.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
 const pruned = await pruneLedger(shipping, { before: Date.now(), batchSize: 500, pauseMs: 0 });
 const afterPrune = verifyLedger(shipping);
+/** The write path's cost per invocation: the shipping configuration's mean, µs. */
+const writeUs = stats(configs.find((c) => c.name === 'chain+redact')!.samples).mean;
+const pruneLine = (p: typeof pruned) => {
+  const us = (p.durationMs * 1000) / p.invocations;
+  return `${us.toFixed(1)} µs per invocation removed vs ${writeUs.toFixed(1)} µs per invocation written = ${(us / writeUs).toFixed(2)}x the write path`;
+};
 console.log(
   `\nverify: ${links} links (each an invocation with 5 outcomes) in ${verifyMs.toFixed(0)} ms = ${Math.round(links / (verifyMs / 1000))} links/s`,
 );
 console.log(
   `prune: ${pruned.invocations} of ${invocations} invocations (${pruned.outcomes} outcomes) in ${pruned.durationMs} ms, ${pruned.batches} batches of 500, longest write lock ${pruned.longestBatchMs} ms; verify afterwards: ${afterPrune.ok ? 'ok' : 'FAILED'}`,
 );
+console.log(`prune vs write: ${pruneLine(pruned)}`);
 
 for (const c of configs) c.ledger.close();
+
+const big = flag('db', '');
+if (big) {
+  const copy = join(dir, 'big.db');
+  copyFileSync(big, copy);
+  const ledger = SqliteLedger.open({ path: copy });
+  const s = ledger.sqlite;
+  const count = (sql: string) => s.prepare(sql).pluck().get() as number;
+  const bigLinks = count('SELECT count(*) FROM chain');
+  const bigInvocations = count('SELECT count(*) FROM invocations');
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  console.log(
+    `\n${big} (copied): ${bigInvocations.toLocaleString('en')} invocations, ${bigLinks.toLocaleString('en')} chain links; load ${load()}`,
+  );
+  // Floor: every value the chain covers read once by SQLite, and as many bytes hashed.
+  const lengths = (table: string, columns: readonly string[]) =>
+    `SELECT coalesce(sum(${columns.map((c) => `coalesce(length(CAST(${c} AS BLOB)), 0)`).join(' + ')}), 0) FROM ${table}`;
+  const floor = () => {
+    const t0 = performance.now();
+    const bytes =
+      count(lengths('chain', ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'])) +
+      count(lengths('invocations', CHAIN_ENCODING_V1.invocation)) +
+      count(lengths('outcomes', CHAIN_ENCODING_V1.outcome));
+    const piece = Buffer.alloc(Math.max(1, Math.round(bytes / bigLinks)), 'a');
+    for (let i = 0; i < bigLinks; i++) crypto.createHash('sha256').update(piece).digest('hex');
+    return { ms: performance.now() - t0, bytes };
+  };
+  const runs = Number(flag('runs', '1'));
+  const rows: (string | number)[][] = [];
+  for (let r = 0; r < runs; r++) {
+    const f = floor();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const report = verifyLedger(ledger);
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    if (!report.ok) throw new Error(`verify failed: ${JSON.stringify(report.problems[0])}`);
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    rows.push([
+      `run ${r + 1}`,
+      Math.round(bigLinks / (ms / 1000)),
+      Math.round(bigLinks / (cpuMs / 1000)),
+      Math.round(bigLinks / (f.ms / 1000)),
+      (f.ms / ms).toFixed(2),
+      (f.bytes / 1e6).toFixed(0),
+    ]);
+  }
+  printTable(['verify', 'links/s (wall)', 'links/s (CPU)', 'floor links/s', 'vs floor', 'floor MB read+hashed'], rows);
+  const n = Number(flag('prune', '100000'));
+  const cutoff = s.prepare('SELECT started_at FROM invocations ORDER BY started_at LIMIT 1 OFFSET ?').pluck().get(n) as number;
+  const bigPruned = await pruneLedger(ledger, { before: cutoff, batchSize: 500, pauseMs: 0 });
+  console.log(
+    `prune: oldest ${bigPruned.invocations.toLocaleString('en')} invocations (${bigPruned.outcomes.toLocaleString('en')} outcomes, ${bigPruned.links.toLocaleString('en')} links) in ${bigPruned.durationMs} ms, ${bigPruned.batches} batches of 500, longest write lock ${bigPruned.longestBatchMs} ms`,
+  );
+  console.log(`prune vs write: ${pruneLine(bigPruned)}`);
+  const after = verifyLedger(ledger);
+  console.log(
+    `verify after prune: ${after.ok ? 'ok' : 'FAILED'}, ${after.links.toLocaleString('en')} links, ${after.prunedLinks.toLocaleString('en')} pruned; load ${load()}`,
+  );
+  ledger.close();
+}
 rmSync(dir, { recursive: true, force: true });

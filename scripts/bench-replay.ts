@@ -8,6 +8,8 @@
  *   npm run bench:replay                      # 100,000 invocations, 3 rounds
  *   npm run bench:replay -- --n 20000 --rounds 1
  *
+ * Measures the built package (dist/; `npm run bench:replay` builds first), not src/ through tsx.
+ *
  * Memory: peak heap used and RSS sampled every 1,000 invocations, and the retained heap (heap
  * used right after a forced GC) at 10% and at the end of the replay: "flat" means the heap retained at
  * the end of a 100,000 replay is about what it was after the first 10,000.
@@ -17,14 +19,14 @@ import { loadavg, tmpdir } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
-import { defineHooks, type HookDefinition } from '../src/domain/hooks.js';
-import type { InvocationInput } from '../src/domain/invocation.js';
-import { ask, deny } from '../src/domain/results.js';
-import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
-import { ReplaySource } from '../src/ledger/queries/replay-source.js';
-import { replay } from '../src/replay/replay.js';
-import { rebuildInvocation } from '../src/replay/rerun.js';
-import { createRunner } from '../src/runner/runner.js';
+import { defineHooks, type HookDefinition } from '../dist/domain/hooks.js';
+import type { InvocationInput } from '../dist/domain/invocation.js';
+import { ask, deny } from '../dist/domain/results.js';
+import { SqliteLedger } from '../dist/ledger/sqlite-ledger.js';
+import { ReplaySource } from '../dist/ledger/queries/replay-source.js';
+import { replay } from '../dist/replay/replay.js';
+import { rebuildInvocation } from '../dist/replay/rerun.js';
+import { createRunner } from '../dist/runner/runner.js';
 import { flag, percentile, printTable } from './bench-support.js';
 
 const N = Number(flag('n', '100000'));

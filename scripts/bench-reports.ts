@@ -9,6 +9,7 @@
  * a child process, so the number is the export's own), and the ledger's bytes per invocation.
  * JSON Lines is also written the pre-splice way (`JSON.stringify` of each `ExportRecord`) as a
  * baseline in the same run. `--export-days N` exports only the ledger's first N days.
+ * Measures the built package (dist/; `npm run bench:reports` builds first), not src/ through tsx.
  * Hook health is timed once as the first report on the ledger as written (the writers keep the
  * rollup current), once with the rollup tables emptied (the run builds them: an older ledger's
  * first report), then warm.
@@ -18,13 +19,13 @@ import { statSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SqliteLedger } from '../src/ledger/sqlite-ledger.js';
-import { groupDenials, listDenials, DENIAL_GROUPS } from '../src/ledger/queries/denials.js';
-import { explain } from '../src/ledger/queries/explain.js';
-import { exportRecords, writeExport, type ExportFormat } from '../src/ledger/queries/export.js';
-import type { InvocationFilter } from '../src/ledger/queries/filters.js';
-import { hookHealth } from '../src/ledger/queries/health.js';
-import { listSessions, sessionTimeline } from '../src/ledger/queries/sessions.js';
+import { SqliteLedger } from '../dist/ledger/sqlite-ledger.js';
+import { groupDenials, listDenials, DENIAL_GROUPS } from '../dist/ledger/queries/denials.js';
+import { explain } from '../dist/ledger/queries/explain.js';
+import { exportRecords, writeExport, type ExportFormat } from '../dist/ledger/queries/export.js';
+import type { InvocationFilter } from '../dist/ledger/queries/filters.js';
+import { hookHealth } from '../dist/ledger/queries/health.js';
+import { listSessions, sessionTimeline } from '../dist/ledger/queries/sessions.js';
 
 const { values } = parseArgs({
   options: {

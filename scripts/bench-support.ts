@@ -53,3 +53,22 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * The three in-process hooks of the serve benchmarks (bench-claude.ts, bench-postgres.ts), as the
+ * source of an array `HOOKS` of run functions and of the hook list using it: a guardrail that
+ * denies `rm -rf`, a guardrail that allows, an observer. Observers run first, so all three hooks
+ * run before the deny ends the pass.
+ */
+export const BENCH_HOOK_BODY = `
+    (inv) => String(inv.toolInput?.command ?? '').includes('rm -rf') ? { decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' } : undefined,
+    () => undefined,
+    () => undefined`;
+export const BENCH_HOOKS = `[
+    { id: 'no-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, run: HOOKS[0] },
+    { id: 'no-secrets', point: 'pre_tool_use', match: 'Bash|Write|Edit', capability: 'guardrail', priority: 20, run: HOOKS[1] },
+    { id: 'audit', point: 'pre_tool_use', priority: 0, run: HOOKS[2] },
+  ]`;
+
+/** The hook set file of the serve benchmarks (ES module, `hooks` export). */
+export const BENCH_HOOKS_JS = `const HOOKS = [${BENCH_HOOK_BODY}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${BENCH_HOOKS} };\n`;

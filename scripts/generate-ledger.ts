@@ -2,8 +2,10 @@
  * Generates a realistic large ledger for the report benchmark (scripts/bench-reports.ts).
  *
  *   npm run generate:ledger -- --out /tmp/hookledger-1m.db [--invocations 1000000] [--sessions 5000] [--days 90] [--seed 1]
+ *   npm run generate:ledger -- --db postgres://user@host:5432/dbname [--invocations 1000000] …
  *
- * Rows go through the real write path (LedgerWriter.begin / finish, the statements the runner
+ * `--db` takes a file path or a PostgreSQL URL; PostgreSQL is loaded by
+ * scripts/generate-ledger-postgres.ts (COPY, always chained) from the same history. On SQLite, rows go through the real write path (LedgerWriter.begin / finish, the statements the runner
  * uses), with synthetic hook outcomes instead of running hooks, in large transactions. The
  * shape: Claude Code-like sessions (session start, prompts, tool calls with pre and post
  * events, stop, session end) spread over `days` days; three versions of a hook set; about six
@@ -22,19 +24,34 @@ import { LedgerWriter, type InvocationResult } from '../src/ledger/write.js';
 import { blankOutcome } from '../src/runner/outcome.js';
 import { seededRandom } from './bench-support.js';
 
-export interface GenerateOptions {
-  out: string;
+/** The shape of the synthetic history (the same on every engine for the same values). */
+export interface HistoryOptions {
   invocations: number;
   sessions: number;
   days: number;
   seed: number;
+  /** Newest invocation time; default now. */
+  end?: number;
+}
+
+export interface GenerateOptions extends HistoryOptions {
+  out: string;
   /** Write tamper-evidence chain links as the runner does (slower; default off). */
   chain?: boolean;
   /** Maintain every index row by row during the load instead of rebuilding them after it (slower). */
   keepIndexes?: boolean;
-  /** Newest invocation time; default now. */
-  end?: number;
   log?: (line: string) => void;
+}
+
+/** One invocation of the synthetic history, as the runner would hand it to the ledger's writer. */
+export interface GeneratedInvocation {
+  /** Index into `historyHookSets()`. */
+  setIndex: number;
+  invocation: Invocation;
+  startedAt: number;
+  result: InvocationResult;
+  outcomes: Outcome[];
+  finishedAt: number;
 }
 
 const noop = () => undefined;
@@ -184,23 +201,20 @@ const COMMANDS = [
 ];
 const FILES = ['src/index.ts', 'src/app.ts', 'README.md', 'package.json', 'test/app.test.ts', 'src/lib/util.ts', '.env'];
 
-export function generateLedger(options: GenerateOptions): { invocations: number; outcomes: number; seconds: number; bytes: number } {
-  const log = options.log ?? (() => {});
-  for (const suffix of ['', '-wal', '-shm']) if (existsSync(options.out + suffix)) rmSync(options.out + suffix);
-  const ledger = SqliteLedger.open({ path: options.out });
-  // A bulk load: nothing else is reading, so trade crash safety for speed while generating.
-  ledger.sqlite.pragma('synchronous = OFF');
-  ledger.sqlite.pragma('cache_size = -262144');
-  // Tamper-evidence links cost more than the rest of the write; reports never read them.
-  const writer = new LedgerWriter(ledger, { chain: options.chain ?? false });
+/** The three versions of the hook set the history was recorded with (the history's `setIndex` indexes this). */
+export function historyHookSets(): HookSet[] {
+  return [hookSet('1', false), hookSet('2', true), hookSet('3', true)];
+}
+
+/**
+ * The synthetic history, oldest first: each invocation with its outcomes and decision, computed
+ * as the runner would have, ready for any engine's writer. Deterministic for the same options.
+ */
+export function* syntheticHistory(options: HistoryOptions, sets: HookSet[] = historyHookSets()): Generator<GeneratedInvocation> {
   const random = seededRandom(options.seed);
-  const sets = [hookSet('1', false), hookSet('2', true), hookSet('3', true)];
-  const setIds = sets.map((s) => writer.hookSetId(s));
   const end = options.end ?? Date.now();
   const start = end - options.days * 86_400_000;
-  const t0 = process.hrtime.bigint();
   let invocationCount = 0;
-  let outcomeCount = 0;
 
   const pick = <T>(items: [T, number][]): T => {
     let r = random();
@@ -246,25 +260,6 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
     nextSession += 1;
     return s;
   };
-
-  const batch = ledger.sqlite.transaction((count: number) => {
-    for (let n = 0; n < count && invocationCount < options.invocations; n++) {
-      while (active.length < 4 && nextSession < options.sessions) active.push(newSession());
-      if (active.length === 0) active.push(newSession());
-      // The session with the earliest next event goes next, so times and ids stay in step.
-      let index = 0;
-      for (let k = 1; k < active.length; k++) if (active[k]!.at < active[index]!.at) index = k;
-      const s = active[index]!;
-      const remaining = options.invocations - invocationCount;
-      const last = s.left <= 1 || remaining <= 1;
-      const inv = nextEvent(s, last);
-      s.left -= 1;
-      s.at += 500 + random() * 8000;
-      if (last) active.splice(index, 1);
-      const set = sets[s.setIndex]!;
-      writeOne(set, setIds[s.setIndex]!, inv, Math.round(s.at));
-    }
-  });
 
   const nextEvent = (s: Session, last: boolean): Invocation => {
     const base = { sessionId: s.id, agent: 'claude-code', cwd: '/home/dev/app' };
@@ -333,7 +328,8 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
     return invocation;
   };
 
-  const writeOne = (set: HookSet, setId: number, inv: Invocation, at: number) => {
+  const decide = (setIndex: number, inv: Invocation, at: number): GeneratedInvocation => {
+    const set = sets[setIndex]!;
     const matched = set.hooks
       .map((hook, i) => ({ hook, i }))
       .filter(({ hook }) => hook.points.includes(inv.point) && hook.matches(inv.point, inv.toolName));
@@ -451,7 +447,6 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
         outcomes.push(run(hook, order++));
       }
     }
-    const id = writer.begin(setId, inv, at);
     const result: InvocationResult = {
       decision,
       decisiveHookId: decisive?.hookId ?? null,
@@ -463,10 +458,55 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
     };
     // The history is synthetic, so the finish time follows its clock, not the wall clock. It is
     // given to finish() so the chain link covers it: rewriting it afterwards would break verify.
-    writer.finish(id, result, outcomes, at + Math.trunc(result.durationUs / 1000));
-    invocationCount += 1;
-    outcomeCount += outcomes.length;
+    return { setIndex, invocation: inv, startedAt: at, result, outcomes, finishedAt: at + Math.trunc(result.durationUs / 1000) };
   };
+
+  while (invocationCount < options.invocations) {
+    while (active.length < 4 && nextSession < options.sessions) active.push(newSession());
+    if (active.length === 0) active.push(newSession());
+    // The session with the earliest next event goes next, so times and ids stay in step.
+    let index = 0;
+    for (let k = 1; k < active.length; k++) if (active[k]!.at < active[index]!.at) index = k;
+    const s = active[index]!;
+    const remaining = options.invocations - invocationCount;
+    const last = s.left <= 1 || remaining <= 1;
+    const inv = nextEvent(s, last);
+    s.left -= 1;
+    s.at += 500 + random() * 8000;
+    if (last) active.splice(index, 1);
+    const generated = decide(s.setIndex, inv, Math.round(s.at));
+    invocationCount += 1;
+    yield generated;
+  }
+}
+
+/** Writes the synthetic history into a new SQLite ledger at `options.out` (replacing any file there). */
+export function generateLedger(options: GenerateOptions): { invocations: number; outcomes: number; seconds: number; bytes: number } {
+  const log = options.log ?? (() => {});
+  for (const suffix of ['', '-wal', '-shm']) if (existsSync(options.out + suffix)) rmSync(options.out + suffix);
+  const ledger = SqliteLedger.open({ path: options.out });
+  // A bulk load: nothing else is reading, so trade crash safety for speed while generating.
+  ledger.sqlite.pragma('synchronous = OFF');
+  ledger.sqlite.pragma('cache_size = -262144');
+  // Tamper-evidence links cost more than the rest of the write; reports never read them.
+  const writer = new LedgerWriter(ledger, { chain: options.chain ?? false });
+  const sets = historyHookSets();
+  const setIds = sets.map((s) => writer.hookSetId(s));
+  const history = syntheticHistory(options, sets);
+  const t0 = process.hrtime.bigint();
+  let invocationCount = 0;
+  let outcomeCount = 0;
+  const batch = ledger.sqlite.transaction((count: number) => {
+    for (let n = 0; n < count; n++) {
+      const next = history.next();
+      if (next.done) return;
+      const g = next.value;
+      const id = writer.begin(setIds[g.setIndex]!, g.invocation, g.startedAt);
+      writer.finish(id, g.result, g.outcomes, g.finishedAt);
+      invocationCount += 1;
+      outcomeCount += g.outcomes.length;
+    }
+  });
 
   // Bulk-load practice: secondary indexes are dropped during the load and rebuilt after it
   // (one sort each instead of millions of random b-tree inserts). Same schema at the end.
@@ -495,34 +535,49 @@ export function generateLedger(options: GenerateOptions): { invocations: number;
   return { invocations: invocationCount, outcomes: outcomeCount, seconds, bytes: statSync(options.out).size };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** The command line (see the file comment). */
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       out: { type: 'string', default: '/tmp/hookledger-1m.db' },
+      db: { type: 'string' },
       invocations: { type: 'string', default: '1000000' },
       sessions: { type: 'string', default: '5000' },
       days: { type: 'string', default: '90' },
       seed: { type: 'string', default: '1' },
       chain: { type: 'boolean', default: false },
       'keep-indexes': { type: 'boolean', default: false },
+      writer: { type: 'string' },
     },
   });
-  const options = {
-    out: values.out!,
+  const target = values.db ?? values.out!;
+  const history = {
     invocations: Number(values.invocations),
     sessions: Number(values.sessions),
     days: Number(values.days),
     seed: Number(values.seed),
-    chain: values.chain,
-    keepIndexes: values['keep-indexes'],
-    log: (line: string) => console.log(line),
   };
+  const log = (line: string) => console.log(line);
+  const postgres = /^postgres(ql)?:\/\//i.test(target);
   console.log(
-    `generating ${options.invocations.toLocaleString('en')} invocations in ${options.sessions} sessions over ${options.days} days → ${options.out}`,
+    `generating ${history.invocations.toLocaleString('en')} invocations in ${history.sessions} sessions over ${history.days} days → ${postgres ? new URL(target).host + new URL(target).pathname : target}`,
   );
-  const r = generateLedger(options);
-  console.log(
-    `done: ${r.invocations.toLocaleString('en')} invocations, ${r.outcomes.toLocaleString('en')} outcomes (${(r.outcomes / r.invocations).toFixed(2)} per invocation) in ${r.seconds.toFixed(1)}s; ` +
-      `${(r.bytes / 1e6).toFixed(1)} MB on disk, ${Math.round(r.bytes / r.invocations)} bytes per invocation`,
-  );
+  try {
+    // PostgreSQL is always chained: its links cost little next to the load, and verify must pass on it.
+    const r = postgres
+      ? await (
+          await import('./generate-ledger-postgres.js')
+        ).generatePostgresLedger({ ...history, url: target, writer: values.writer, log })
+      : generateLedger({ ...history, out: target, chain: values.chain, keepIndexes: values['keep-indexes'], log });
+    console.log(
+      `done: ${r.invocations.toLocaleString('en')} invocations, ${r.outcomes.toLocaleString('en')} outcomes (${(r.outcomes / r.invocations).toFixed(2)} per invocation) in ${r.seconds.toFixed(1)}s; ` +
+        `${(r.bytes / 1e6).toFixed(1)} MB on disk, ${Math.round(r.bytes / r.invocations)} bytes per invocation`,
+    );
+  } catch (error) {
+    process.stderr.write(`generate:ledger: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  }
 }
+
+// Not awaited at the top level: generate-ledger-postgres.ts imports this module, which must finish loading first.
+if (import.meta.url === `file://${process.argv[1]}`) void main();

@@ -2,7 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { describeThrown, HookledgerError, InputError, NotFoundError } from '../domain/errors.js';
+import { describeThrown, HookledgerError, InputError, LedgerError, NotFoundError } from '../domain/errors.js';
 import { oneLine } from '../domain/text.js';
 import type { Ledger, OpenOptions } from '../ledger/ledger.js';
 import { packageRoot } from '../ledger/paths.js';
@@ -153,6 +153,14 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (error instanceof InputError || (error instanceof HookledgerError && error.exitCode === 2)) {
         return { title: 'Bad request', section: null, status: 400, body: errorBody('Bad request', error.message) };
       }
+      const unavailable = ledgerUnavailable(error);
+      if (unavailable)
+        return {
+          title: unavailable.title,
+          section: null,
+          status: unavailable.status,
+          body: errorBody(unavailable.title, unavailable.line),
+        };
       throw error;
     }
   }
@@ -182,13 +190,31 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       if (error instanceof HookledgerError) return send(res, 400, 'text/plain; charset=utf-8', `${oneLine(error.message)}\n`);
       throw error;
     }
+    // The first chunk is read before the headers go out, so that a ledger that cannot export
+    // (an engine without it, a lost connection) answers with one line instead of a cut-off file.
+    const chunks = ctx.ledger.exportText(filter, format)[Symbol.asyncIterator]();
+    let first: IteratorResult<string>;
+    try {
+      first = await chunks.next();
+    } catch (error) {
+      const unavailable = ledgerUnavailable(error);
+      if (unavailable) return send(res, unavailable.status, 'text/plain; charset=utf-8', `${unavailable.line}\n`);
+      throw error;
+    }
     res.writeHead(200, {
       ...SECURITY_HEADERS,
       'content-type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
       'content-disposition': `attachment; filename="hookledger-export.${format}"`,
       'cache-control': 'no-store',
     });
-    await writeChunks(ctx.ledger.exportText(filter, format), res);
+    const rest = { [Symbol.asyncIterator]: () => chunks };
+    await writeChunks(
+      (async function* () {
+        if (!first.done) yield first.value;
+        yield* rest;
+      })(),
+      res,
+    );
     res.end();
   }
 
@@ -213,6 +239,18 @@ export function createConsoleServer(options: ConsoleServerOptions): ConsoleServe
       });
     },
   };
+}
+
+/**
+ * A ledger error as the page answering it: what this ledger cannot do (501: its engine does not
+ * support it yet) or cannot do now (503: connection lost, locked, …), in the error's one line.
+ */
+function ledgerUnavailable(error: unknown): { status: number; title: string; line: string } | null {
+  if (!(error instanceof LedgerError)) return null;
+  const line = oneLine(error.message);
+  return error.code === 'ledger_engine_unsupported'
+    ? { status: 501, title: 'Not available on this ledger', line }
+    : { status: 503, title: 'Ledger unavailable', line };
 }
 
 /** Only a path on this console (never `//host` or a scheme) may follow the login. */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { isAscii } from 'node:buffer';
 import * as crypto from 'node:crypto';
 import type { InvocationRow, OutcomeRow, PruneCheckpointRow } from './rows.js';
 
@@ -151,6 +152,29 @@ export const CHECKPOINT_REMOVED = CHAIN_ENCODING_V1.checkpoint.indexOf('removed_
 
 export type RawRow = unknown[];
 
+/**
+ * One value as `encode` writes it, built by SQLite: NULL for a value `encode` would write
+ * differently (a real, a blob), which makes the whole text NULL.
+ */
+const encodeSql = (column: string) =>
+  `CASE typeof(${column}) WHEN 'text' THEN '|s' || length(${column}) || ':' || ${column} WHEN 'integer' THEN '|i' || ${column} WHEN 'null' THEN '|n' END`;
+
+/**
+ * The text `linkHash` hashes for an invocation link, built by SQLite from the chain row `c`
+ * and the rows it covers (the invocation `i`, its hook set `h`, its outcomes), as a BLOB: verify
+ * hashes it without turning the rows into JavaScript values, which cost most of its time.
+ * It matches the JavaScript encoding whenever it is not NULL and is ASCII without NUL (SQLite's
+ * length() counts characters and stops at NUL, `encode` counts UTF-16 units); otherwise, and
+ * for links with a pending background outcome (projected, `~`), it is NULL or may differ, and
+ * verify encodes the rows in JavaScript (`invocationEntry`, `outcomeEntry`). Needs
+ * `LEFT JOIN invocations i ON i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id`.
+ */
+export const INVOCATION_LINK_TEXT_SQL = `CASE WHEN c.kind = 'invocation' AND instr(c.rows, '~') = 0 THEN CAST(
+  'hookledger-chain-v${CHAIN_ENCODING_V1.version}' || char(10) || c.prev_hash || char(10) || c.seq || char(10) || c.kind || char(10) || c.ref_id || char(10) || c.at
+  || char(10) || 'i' || i.id || char(10) || 'invocations' || ${CHAIN_ENCODING_V1.invocation.map((col) => encodeSql(`i.${col}`)).join(' || ')} || ${encodeSql('h.fingerprint')}
+  || coalesce((SELECT group_concat(char(10) || 'o' || o.id || char(10) || 'outcomes' || ${CHAIN_ENCODING_V1.outcome.map((col) => encodeSql(`o.${col}`)).join(' || ')}, '' ORDER BY o.id)
+     FROM outcomes o WHERE o.invocation_id = c.ref_id), '') AS BLOB) END`;
+
 /** One row's contribution to a link. */
 export interface RowEntry {
   /** `i12`, `o40`, `o41~` (a pending background outcome, projected), `p3`. */
@@ -259,10 +283,18 @@ export function linkHash(prevHash: string, seq: number, kind: string, refId: num
 }
 
 /** One-shot `crypto.hash` where Node has it (20.12+): no Hash object per link. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+const oneShot = (crypto as { hash?: (algorithm: string, data: string | Buffer, encoding: 'hex') => string }).hash;
 const sha256Hex = oneShot
-  ? (text: string): string => oneShot('sha256', text, 'hex')
-  : (text: string): string => crypto.createHash('sha256').update(text).digest('hex');
+  ? (text: string | Buffer): string => oneShot('sha256', text, 'hex')
+  : (text: string | Buffer): string => crypto.createHash('sha256').update(text).digest('hex');
+
+/**
+ * The hash of a link from the text SQLite built for it (`INVOCATION_LINK_TEXT_SQL`), or null
+ * when that text cannot stand for the JavaScript encoding (not ASCII, or holding NUL).
+ */
+export function linkHashOfText(text: Buffer): string | null {
+  return isAscii(text) && text.indexOf(0) === -1 ? sha256Hex(text) : null;
+}
 
 /** The diagnostic `rows` column: each row's label and check. */
 export function rowsText(entries: readonly RowEntry[]): string {

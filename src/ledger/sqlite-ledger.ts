@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecorderOptions } from '../runner/recorder.js';
+import { GroupCommitWriter } from './group-commit.js';
 import type { Ledger, ReplayRunWriter, ReplaySourceReader } from './ledger.js';
 import { openLedger as openSqliteFile, type Ledger as SqliteHandle, type OpenLedgerOptions } from './open.js';
 import type { PruneOptions } from './prune.js';
@@ -48,8 +49,11 @@ export class SqliteLedger implements Ledger, SqliteHandle {
     return this.handle.recovered;
   }
 
-  writer(options: RecorderOptions = {}): LedgerWriter {
-    return new LedgerWriter(this.handle, options);
+  writer(options: RecorderOptions & { groupCommit: true }): GroupCommitWriter;
+  writer(options?: RecorderOptions): LedgerWriter | GroupCommitWriter;
+  writer(options: RecorderOptions = {}): LedgerWriter | GroupCommitWriter {
+    const writer = new LedgerWriter(this.handle, options);
+    return options.groupCommit ? new GroupCommitWriter(writer, this.handle.sqlite, this.handle.path) : writer;
   }
 
   async explain(ref: number | string) {

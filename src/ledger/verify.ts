@@ -10,6 +10,8 @@ import {
   INVOCATION_SELECT,
   invocationEntry,
   linkHash,
+  linkHashOfText,
+  INVOCATION_LINK_TEXT_SQL,
   OUTCOME_ID,
   OUTCOME_SELECT,
   OUTCOME_STATUS,
@@ -33,12 +35,27 @@ export interface IntegrityProblem {
   seq: number | null;
   /** One line saying what is wrong. */
   detail: string;
+  /**
+   * On an engine with one chain per writer (PostgreSQL): the writer whose chain covers the record
+   * (null: a row no writer's chain covers). Absent where the ledger has one chain (SQLite).
+   */
+  writer?: string | null;
 }
 
-/** The result of `verifyLedger`. */
+/** One writer's chain, on an engine where each writer appends its own (PostgreSQL). */
+export interface WriterChain {
+  writer: string;
+  /** Links walked in this writer's chain. */
+  links: number;
+  /** Its last link. */
+  head: { seq: number; hash: string };
+}
+
+/** What `verify` found, on either engine. */
 export interface VerifyReport {
   ok: boolean;
-  path: string;
+  /** Where the ledger is, fit to print (a file path, or a URL without its password). */
+  location: string;
   /** Links walked. */
   links: number;
   /** Records the walked links cover, by kind. */
@@ -47,8 +64,10 @@ export interface VerifyReport {
   prunedLinks: number;
   /** Invocations written `running` whose decision was never committed (a crash): not part of the chain. */
   uncommitted: number;
-  /** The last link. */
-  head: { seq: number; hash: string };
+  /** The last link, where the ledger has one chain (SQLite; `verify --anchor` keeps it). */
+  head?: { seq: number; hash: string };
+  /** Each writer's chain, where every writer appends its own (PostgreSQL), in writer id order. */
+  writers?: WriterChain[];
   /** The first problems found, in chain order, then rows no link covers. The first is the first broken record. */
   problems: IntegrityProblem[];
   /** All problems found (`problems` is capped). */
@@ -56,6 +75,12 @@ export interface VerifyReport {
   /** Present when an anchor was given. */
   anchor?: AnchorCheck;
   durationMs: number;
+}
+
+/** SQLite's report: one chain, so always a head; `path` is the file (the same as `location`). */
+export interface SqliteVerifyReport extends VerifyReport {
+  path: string;
+  head: { seq: number; hash: string };
 }
 
 /** A chain head written outside the database (`verify --anchor FILE`). */
@@ -82,7 +107,8 @@ export interface VerifyOptions {
   anchor?: Anchor;
 }
 
-type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
+/** A chain row; `text` (walk only) is an invocation link's hashed text as SQLite built it (`INVOCATION_LINK_TEXT_SQL`). */
+type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string, text?: Buffer | null];
 
 /** The statements verify reads with, prepared once per run. */
 interface VerifyStatements {
@@ -126,12 +152,12 @@ interface VerifyState {
  * snapshot (a read transaction), so writers carry on meanwhile. Does not throw on a broken
  * ledger: the report says what is wrong (see `assertIntact`).
  */
-export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): VerifyReport {
+export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): SqliteVerifyReport {
   const started = Date.now();
   const s = ledger.sqlite;
   const q = prepareStatements(s);
   return s
-    .transaction((): VerifyReport => {
+    .transaction((): SqliteVerifyReport => {
       const state: VerifyState = {
         s,
         q,
@@ -155,6 +181,7 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
       const anchor = options.anchor ? checkAnchorStep(state, options.anchor, head) : undefined;
       return {
         ok: state.problemCount === 0,
+        location: ledger.path,
         path: ledger.path,
         links: state.links,
         records: state.records,
@@ -173,7 +200,11 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Verif
 function prepareStatements(s: Database.Database): VerifyStatements {
   return {
     linksAfter: s
-      .prepare('SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?')
+      .prepare(
+        `SELECT c.seq, c.kind, c.ref_id, c.prev_hash, c.hash, c.at, c.rows, ${INVOCATION_LINK_TEXT_SQL}
+         FROM chain c LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
+         WHERE c.seq > ? ORDER BY c.seq LIMIT ?`,
+      )
       .raw() as Database.Statement<[number, number], LinkRow>,
     checkpointLinks: s
       .prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`)
@@ -256,9 +287,12 @@ function checkLink(state: VerifyState, link: LinkRow): Ref {
   return { label: `link ${seq}`, table: 'chain', id: seq };
 }
 
-function checkInvocationLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at, rowsText]: LinkRow): Ref {
+function checkInvocationLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at, rowsText, text]: LinkRow): Ref {
   const ref: Ref = { label: `invocation #${refId}`, table: 'invocations', id: refId };
   state.records.invocations++;
+  // Most links: SQLite built the hashed text; the rows are read into JavaScript only when it
+  // could not (or the hash differs, to name what changed).
+  if (text && linkHashOfText(text) === hash) return ref;
   const row = state.q.invocation.get(refId);
   if (!row) {
     state.removedInvocations.add(refId);
@@ -436,7 +470,9 @@ export function assertIntact(report: VerifyReport): void {
   if (report.ok) return;
   const first = report.problems[0]!;
   const more = report.problemCount > 1 ? ` (and ${report.problemCount - 1} more problem${report.problemCount > 2 ? 's' : ''})` : '';
-  throw new IntegrityError(`integrity check failed for ${report.path}: ${first.kind} ${first.table} #${first.id}: ${first.detail}${more}`);
+  throw new IntegrityError(
+    `integrity check failed for ${report.location}: ${first.kind} ${first.table} #${first.id}: ${first.detail}${more}`,
+  );
 }
 
 /** The hook_sets row is what its fingerprint says: fingerprint = sha-256 of the stored canonical definition. */

@@ -39,13 +39,24 @@ export interface LedgerWriterOptions {
   chain?: boolean;
 }
 
-/** Redaction state carried from `begin` to `finish` of one invocation. */
-interface OpenInvocation {
+/** Redaction state carried from `begin` to `finish` of one invocation. @internal */
+export interface PreparedBegin {
   redactor: Redactor;
   point: Point;
   paths: string[];
   /** The values `begin` bound, for the chain link's encoding of the row. */
   row: BeginParams;
+}
+
+/** What `finish` writes, redacted and encoded before its transaction. @internal */
+export interface PreparedFinish {
+  id: number;
+  open: PreparedBegin | undefined;
+  redactor: Redactor;
+  final: FinalParams;
+  rows: { outcome: Outcome; paths: string[] }[];
+  outcomes: Outcome[];
+  finishedAt: number;
 }
 
 export type BeginParams = {
@@ -82,7 +93,7 @@ export class LedgerWriter {
   private readonly fingerprints = new Map<number, string>();
   private readonly redactors = new Map<number, Redactor>();
   private readonly defaultRedactor = new Redactor();
-  private readonly open = new Map<number, OpenInvocation>();
+  private readonly open = new Map<number, PreparedBegin>();
   /** Redactor of each pending background outcome, by row id, until it completes. */
   private readonly pendingBackground = new Map<number, Redactor>();
   private readonly chained: boolean;
@@ -99,7 +110,7 @@ export class LedgerWriter {
   private readonly insertOutcome: Database.Statement;
   private readonly startOutcome: Database.Statement;
   private readonly completeOutcome: Database.Statement;
-  private readonly commitFinal: (id: number, result: InvocationResult, finishedAt: number, outcomes: Outcome[]) => number[];
+  private readonly commitFinal: (prepared: PreparedFinish) => number[];
 
   constructor(
     private readonly ledger: Ledger,
@@ -138,47 +149,7 @@ export class LedgerWriter {
          redactions_json = @redactionsJson, started_at = coalesce(@startedAt, started_at), duration_us = @durationUs
        WHERE id = @id AND status = 'pending'`,
     );
-    const commit = s.transaction((id: number, result: InvocationResult, finishedAt: number, outcomes: Outcome[]) => {
-      const open = this.open.get(id);
-      this.open.delete(id);
-      const redactor = open?.redactor ?? this.defaultRedactor;
-      const { final, rows } = storedFinal(id, open, redactor, result, outcomes, finishedAt);
-      const changes = this.updateInvocation.run(
-        final.decision,
-        final.decisiveHookId,
-        final.reasonCode,
-        final.message,
-        final.modifiedInputJson,
-        final.contextJson,
-        final.redactionsJson,
-        final.finishedAt,
-        final.durationUs,
-        id,
-      ).changes;
-      if (changes !== 1)
-        throw new LedgerError('ledger_write_failed', `invocation #${id} is not in ${this.ledger.path}; its decision cannot be committed`);
-      const pendingIds: number[] = [];
-      const entries = this.chained
-        ? [
-            invocationEntry(
-              open ? invocationRow(open.row, final, this.fingerprintOf(open.row.hookSetId)) : this.selectInvocationRow.get(id)!,
-            ),
-          ]
-        : [];
-      for (const [i, outcome] of outcomes.entries()) {
-        const row = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
-        const values = outcomeValues(row);
-        const rowId = Number(this.insertOutcome.run(values).lastInsertRowid);
-        if (this.chained) entries.push(outcomeEntry([rowId, ...values], row.status === 'pending'));
-        if (outcome.status === 'pending') {
-          pendingIds.push(rowId);
-          this.pendingBackground.set(rowId, redactor);
-        }
-      }
-      // Encoded from the values just bound (integrity.ts says why that equals what verify reads back).
-      if (this.chained) this.appender.append('invocation', id, entries, finishedAt);
-      return pendingIds;
-    });
+    const commit = s.transaction((prepared: PreparedFinish) => this.writeFinish(prepared));
     // Off the decision path (the caller already has its answer), so the row is simply read back.
     const background = s.transaction((id: number, params: Record<string, unknown>) => {
       if (this.completeOutcome.run(params).changes === 0) return;
@@ -190,10 +161,9 @@ export class LedgerWriter {
     };
     // IMMEDIATE takes the write lock up front, so a busy ledger waits at BEGIN (under busy_timeout)
     // instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
-    this.commitFinal = (...args) => {
-      const pendingIds = commit.immediate(...args);
-      this.checkpointer.committed();
-      this.rollupKeeper.committed();
+    this.commitFinal = (prepared) => {
+      const pendingIds = commit.immediate(prepared);
+      this.committed();
       return pendingIds;
     };
   }
@@ -226,31 +196,9 @@ export class LedgerWriter {
 
   /** Writes the invocation as `running` before any hook runs; returns its id. */
   begin(hookSetId: number, invocation: Invocation, startedAt: number): number {
-    const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
-    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
-    const id = this.guard('record the invocation', () =>
-      Number(
-        this.insertInvocation.run(
-          row.hookSetId,
-          row.point,
-          row.eventName,
-          row.sessionId,
-          row.turn,
-          row.toolName,
-          row.toolUseId,
-          row.agent,
-          row.cwd,
-          row.inputJson,
-          row.invocationJson,
-          row.rawJson,
-          row.redactionsJson,
-          row.startedAt,
-          row.pid,
-          row.host,
-        ).lastInsertRowid,
-      ),
-    );
-    this.open.set(id, { redactor, point: invocation.point, paths, row });
+    const prepared = this.prepareBegin(hookSetId, invocation, startedAt);
+    const id = this.guard('record the invocation', () => this.writeBegin(prepared));
+    this.opened(id, prepared);
     return id;
   }
 
@@ -264,10 +212,115 @@ export class LedgerWriter {
    */
   finish(invocationId: number, result: InvocationResult, outcomes: Outcome[], finishedAt: number = Date.now()): number[] {
     try {
-      return this.guard('commit the decision', () => this.commitFinal(invocationId, result, finishedAt, outcomes));
+      return this.guard('commit the decision', () => {
+        const prepared = this.prepareFinish(invocationId, result, outcomes, finishedAt);
+        const pendingIds = this.commitFinal(prepared);
+        this.finished(prepared, pendingIds);
+        return pendingIds;
+      });
     } finally {
       this.open.delete(invocationId);
     }
+  }
+
+  // The steps of begin and finish, apart so that a group commit (group-commit.ts) can run the
+  // writes of several invocations in one transaction: prepare (redaction, encoding) before it,
+  // write inside it, and change this writer's state only once it is committed.
+
+  /** @internal begin, before its transaction: the redacted row. */
+  prepareBegin(hookSetId: number, invocation: Invocation, startedAt: number): PreparedBegin {
+    const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
+    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
+    return { redactor, point: invocation.point, paths, row };
+  }
+
+  /** @internal begin's write: the `running` row; its id. */
+  writeBegin({ row }: PreparedBegin): number {
+    return Number(
+      this.insertInvocation.run(
+        row.hookSetId,
+        row.point,
+        row.eventName,
+        row.sessionId,
+        row.turn,
+        row.toolName,
+        row.toolUseId,
+        row.agent,
+        row.cwd,
+        row.inputJson,
+        row.invocationJson,
+        row.rawJson,
+        row.redactionsJson,
+        row.startedAt,
+        row.pid,
+        row.host,
+      ).lastInsertRowid,
+    );
+  }
+
+  /** @internal begin, once committed: what finish needs of it. */
+  opened(id: number, prepared: PreparedBegin): void {
+    this.open.set(id, prepared);
+  }
+
+  /** @internal finish, before its transaction: the redacted final state and outcomes. */
+  prepareFinish(id: number, result: InvocationResult, outcomes: Outcome[], finishedAt: number): PreparedFinish {
+    const open = this.open.get(id);
+    const redactor = open?.redactor ?? this.defaultRedactor;
+    const { final, rows } = storedFinal(id, open, redactor, result, outcomes, finishedAt);
+    return { id, open, redactor, final, rows, outcomes, finishedAt };
+  }
+
+  /**
+   * @internal finish's writes, inside a transaction: the final state, the outcomes, the chain
+   * link. Returns the row ids of the pending (background) outcomes, in the order given.
+   */
+  writeFinish({ id, open, final, rows, outcomes, finishedAt }: PreparedFinish): number[] {
+    const changes = this.updateInvocation.run(
+      final.decision,
+      final.decisiveHookId,
+      final.reasonCode,
+      final.message,
+      final.modifiedInputJson,
+      final.contextJson,
+      final.redactionsJson,
+      final.finishedAt,
+      final.durationUs,
+      id,
+    ).changes;
+    if (changes !== 1)
+      throw new LedgerError('ledger_write_failed', `invocation #${id} is not in ${this.ledger.path}; its decision cannot be committed`);
+    const pendingIds: number[] = [];
+    const entries = this.chained
+      ? [invocationEntry(open ? invocationRow(open.row, final, this.fingerprintOf(open.row.hookSetId)) : this.selectInvocationRow.get(id)!)]
+      : [];
+    for (const [i, outcome] of outcomes.entries()) {
+      const row = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
+      const values = outcomeValues(row);
+      const rowId = Number(this.insertOutcome.run(values).lastInsertRowid);
+      if (this.chained) entries.push(outcomeEntry([rowId, ...values], row.status === 'pending'));
+      if (outcome.status === 'pending') pendingIds.push(rowId);
+    }
+    // Encoded from the values just bound (integrity.ts says why that equals what verify reads back).
+    if (this.chained) this.appender.append('invocation', id, entries, finishedAt);
+    return pendingIds;
+  }
+
+  /** @internal finish, once committed: the background outcomes' redaction; the invocation is no longer open. */
+  finished({ id, redactor }: PreparedFinish, pendingIds: number[]): void {
+    this.open.delete(id);
+    for (const rowId of pendingIds) this.pendingBackground.set(rowId, redactor);
+  }
+
+  /** @internal finish failed: the invocation is no longer open. */
+  forget(id: number): void {
+    this.open.delete(id);
+  }
+
+  /** @internal after each commit of final states: checkpoint and rollup bookkeeping. */
+  committed(): void {
+    this.checkpointer.committed();
+    this.rollupKeeper.committed();
   }
 
   /** Marks a pending background outcome as started. */

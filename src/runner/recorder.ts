@@ -45,6 +45,12 @@ export interface RecorderOptions {
    * off, to measure what chaining costs: records written without links fail `verify`.
    */
   chain?: boolean;
+  /**
+   * Commit the writes of concurrent invocations together (a server deciding many at once):
+   * `begin` and `finish` then answer with promises that settle once their shared transaction
+   * is committed. An engine without it writes each on its own. Default false.
+   */
+  groupCommit?: boolean;
 }
 
 /** The storage a runner records into: a factory of recorders (one per runner). */

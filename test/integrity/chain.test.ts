@@ -123,6 +123,21 @@ describe('the tamper-evidence chain', () => {
     expect(verify(ledger).problems[0]).toMatchObject({ kind: 'changed', table: 'outcomes', id: outcome });
   });
 
+  it('a value changed in type only (text to blob) is named, and so is text SQLite measures differently (astral, NUL)', async () => {
+    // verify hashes most links from text SQLite builds; it must not accept what the JavaScript encoding rejects.
+    const { ledger, path, ids } = await populated();
+    tamper(path, 'UPDATE invocations SET tool_name = CAST(tool_name AS BLOB) WHERE id = ?', ids[0]);
+    tamper(path, 'UPDATE outcomes SET hook_id = CAST(hook_id AS BLOB) WHERE invocation_id = ? AND hook_id = ?', ids[2], 'ok');
+    tamper(path, 'UPDATE invocations SET message = ? WHERE id = ?', 'a \u{1f600} and a \u0000', ids[3]);
+    const report = verify(ledger);
+    expect(report.problems.map((p) => [p.kind, p.table])).toEqual([
+      ['changed', 'invocations'],
+      ['changed', 'outcomes'],
+      ['changed', 'invocations'],
+    ]);
+    expect(report.problems.map((p) => p.id)).toEqual([ids[0], expect.any(Number), ids[3]]);
+  });
+
   it('DELETE of an outcome: verify names it as removed', async () => {
     const { ledger, path, ids } = await populated();
     const outcome = ledger.sqlite

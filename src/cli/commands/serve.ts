@@ -80,6 +80,8 @@ ${OTEL_USAGE}`,
         ledger,
         observers: [metrics.observe],
         loadTelemetryNow: true,
+        // Concurrent requests share their commits (ledger/group-commit.ts); each answer still waits for its own.
+        writer: { groupCommit: true },
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
       const server = createHookServer({

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { LedgerError } from '../../domain/errors.js';
 import { assertIntact, readAnchor, writeAnchor, type VerifyReport } from '../../ledger/verify.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { openLedgerFor } from '../context.js';
@@ -15,7 +16,11 @@ export const command: Command = {
   --anchor FILE  keep the chain head in a file outside the database: checked when the file
                  exists (the chain must still contain that head), then moved to the new head
                  when the check passes; created when missing
-  --json         the full report (stable fields: ok, links, head, problems, anchor)
+  --json         the full report (stable fields: ok, location, links, head, writers, problems,
+                 anchor)
+  On PostgreSQL every writer appends its own chain: each is walked and shown (writers), and
+  every problem names the writer whose chain holds the record; --anchor needs one chain
+  (SQLite).
   Exit code 0 when intact, 5 when not (for cron), 3 when the ledger cannot be read.`,
   options: { ...ledgerOptions, anchor: { type: 'string' } },
   async run(args, io) {
@@ -30,7 +35,13 @@ export const command: Command = {
     }
     let anchorWritten = false;
     if (anchorFile && report.ok) {
-      writeAnchor(resolve(anchorFile), report.head, report.path);
+      // An anchor is one chain head; a ledger with one chain per writer has none to keep.
+      if (!report.head)
+        throw new LedgerError(
+          'ledger_engine_unsupported',
+          `verify --anchor is not supported on ${ledger.engine} ledgers (one chain per writer)`,
+        );
+      writeAnchor(resolve(anchorFile), report.head, report.location);
       anchorWritten = true;
     }
     if (boolFlag(args, 'json')) writeJson(io, { ...report, ...(anchorFile ? { anchorFile: resolve(anchorFile), anchorWritten } : {}) });
@@ -48,20 +59,31 @@ function render(report: VerifyReport, anchorFile: string | undefined, anchorWrit
     report.ok
       ? paint('green', paint('bold', 'ledger intact'))
       : paint('red', paint('bold', `ledger NOT intact: ${report.problemCount} problem${report.problemCount === 1 ? '' : 's'}`)),
-    `${report.path}`,
+    `${report.location}`,
     `links ${report.links}: invocations ${records.invocations}, background outcomes ${records.backgroundOutcomes}, prunes ${records.checkpoints}`,
     `pruned links ${report.prunedLinks}; uncommitted invocations ${report.uncommitted}`,
-    `head  ${report.head.seq} ${report.head.hash}`,
   );
+  if (report.head) lines.push(`head  ${report.head.seq} ${report.head.hash}`);
+  for (const chain of report.writers ?? [])
+    lines.push(`writer ${chain.writer}: links ${chain.links}, head ${chain.head.seq} ${chain.head.hash}`);
   if (report.anchor) lines.push(`anchor ${report.anchor.seq} ${report.anchor.status}`);
   if (anchorFile && anchorWritten) lines.push(`anchor written to ${anchorFile}`);
   lines.push(`checked in ${formatDuration(report.durationMs * 1000)}`);
   if (report.problems.length > 0) {
+    // The writer column only where chains are per writer (its problems name their writer).
+    const byWriter = report.problems.some((p) => p.writer !== undefined);
     lines.push(
       '',
       table(
-        ['kind', 'table', 'id', 'link', 'detail'],
-        report.problems.map((p) => [p.kind, p.table, String(p.id), p.seq === null ? '-' : String(p.seq), p.detail]),
+        ['kind', 'table', 'id', ...(byWriter ? ['writer'] : []), 'link', 'detail'],
+        report.problems.map((p) => [
+          p.kind,
+          p.table,
+          String(p.id),
+          ...(byWriter ? [p.writer ?? '-'] : []),
+          p.seq === null ? '-' : String(p.seq),
+          p.detail,
+        ]),
       ),
     );
     if (report.problemCount > report.problems.length) lines.push(`… ${report.problemCount - report.problems.length} more`);

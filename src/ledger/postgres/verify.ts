@@ -15,33 +15,27 @@ import {
   type RawRow,
   type RowEntry,
 } from '../integrity.js';
-import { diagnoseInvocationLink, PrunedRanges, removedRunsOf, uncommittedCompletion, type IntegrityProblem } from '../verify.js';
+import {
+  diagnoseInvocationLink,
+  PrunedRanges,
+  removedRunsOf,
+  uncommittedCompletion,
+  type IntegrityProblem,
+  type VerifyReport,
+  type WriterChain,
+} from '../verify.js';
+
+export type { WriterChain } from '../verify.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
 export interface PostgresIntegrityProblem extends IntegrityProblem {
   writer: string | null;
 }
 
-/** One writer's chain as verify found it. */
-export interface WriterChain {
-  writer: string;
-  links: number;
-  head: { seq: number; hash: string };
-}
-
-/** What `verifyPostgres` reports: as SQLite's verify, per writer. */
-export interface PostgresVerifyReport {
-  ok: boolean;
-  location: string;
-  links: number;
-  records: { invocations: number; backgroundOutcomes: number; checkpoints: number };
-  /** Links that prune checkpoints account for (no longer in the ledger), over every writer. */
-  prunedLinks: number;
-  uncommitted: number;
+/** What `verifyPostgres` reports: the engine-neutral report, with every writer's chain. */
+export interface PostgresVerifyReport extends VerifyReport {
   writers: WriterChain[];
   problems: PostgresIntegrityProblem[];
-  problemCount: number;
-  durationMs: number;
 }
 
 /** A problem of one writer's chain: the writer named, in the problem and first in its line. */

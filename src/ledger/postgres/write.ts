@@ -9,6 +9,7 @@ import {
   INVOCATION_SELECT,
   invocationEntry,
   linkHash,
+  OUTCOME_STATUS,
   outcomeEntry,
   rowsText,
   type LinkKind,
@@ -166,8 +167,7 @@ export class PostgresRecorder {
   /** Commits the invocation `running` before any hook runs; returns its id. */
   async begin(hookSetId: number, invocation: Invocation, startedAt: number): Promise<number> {
     const redactor = this.redactors.get(hookSetId) ?? this.defaultRedactor;
-    const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, this.host);
-    const stored = Object.fromEntries(Object.entries(row).map(([key, value]) => [key, storedValue(value)])) as BeginParams;
+    const { row: stored, paths } = storedPostgresBegin(redactor, hookSetId, invocation, startedAt, this.host);
     const values = [
       stored.hookSetId,
       stored.point,
@@ -203,9 +203,7 @@ export class PostgresRecorder {
     const open = this.open.get(invocationId);
     this.open.delete(invocationId);
     const redactor = open?.redactor ?? this.defaultRedactor;
-    const computed = storedFinal(invocationId, open, redactor, result, outcomes, finishedAt);
-    const final = Object.fromEntries(Object.entries(computed.final).map(([key, value]) => [key, storedValue(value)])) as FinalParams;
-    const outcomeRows = computed.rows.map((r) => storedValues(outcomeValues(outcomeParams(invocationId, r.outcome, r.paths))));
+    const { final, outcomeRows } = storedPostgresFinal(invocationId, open, redactor, result, outcomes, finishedAt);
     return this.guard('commit the decision', () =>
       this.transaction(async (client) => {
         const updated = await client.query({
@@ -236,15 +234,10 @@ export class PostgresRecorder {
           );
         }
         if (this.chained) {
-          const entries: RowEntry[] = [
-            invocationEntry(
-              open
-                ? invocationRow(open.row, final, await this.fingerprintOf(open.row.hookSetId))
-                : await this.readInvocation(client, invocationId),
-            ),
-          ];
-          outcomeRows.forEach((values, i) => entries.push(outcomeEntry([ids[i]!, ...values], values[9] === 'pending')));
-          await this.appendLink(client, 'invocation', invocationId, entries, finishedAt);
+          const row = open
+            ? invocationRow(open.row, final, await this.fingerprintOf(open.row.hookSetId))
+            : await this.readInvocation(client, invocationId);
+          await this.appendLink(client, 'invocation', invocationId, invocationLinkEntries(row, outcomeRows, ids), finishedAt);
         }
         const pending: number[] = [];
         outcomes.forEach((outcome, i) => {
@@ -358,6 +351,51 @@ export class PostgresRecorder {
       throw new LedgerError('ledger_write_failed', `cannot ${what} in ${this.location}: ${describePgError(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * The invocation row `begin` stores on PostgreSQL: `storedBegin`'s, with strings as PostgreSQL
+ * stores them (text.ts). Shared with the bulk generator (scripts/generate-ledger-postgres.ts), so
+ * a generated record is stored and chained exactly as a live one.
+ */
+export function storedPostgresBegin(
+  redactor: Redactor,
+  hookSetId: number,
+  invocation: Invocation,
+  startedAt: number,
+  host: string,
+): { row: BeginParams; paths: string[] } {
+  const { row, paths } = storedBegin(redactor, hookSetId, invocation, startedAt, host);
+  return { row: Object.fromEntries(Object.entries(row).map(([key, value]) => [key, storedValue(value)])) as BeginParams, paths };
+}
+
+/**
+ * The final state and outcome rows `finish` stores on PostgreSQL: `storedFinal`'s, strings as
+ * stored; each outcome row is the chain's encoded row without its id (`decisive` still 0/1, bound
+ * as a boolean).
+ */
+export function storedPostgresFinal(
+  invocationId: number,
+  open: { point: Point; paths: string[] } | undefined,
+  redactor: Redactor,
+  result: InvocationResult,
+  outcomes: Outcome[],
+  finishedAt: number,
+): { final: FinalParams; outcomeRows: unknown[][] } {
+  const computed = storedFinal(invocationId, open, redactor, result, outcomes, finishedAt);
+  const final = Object.fromEntries(Object.entries(computed.final).map(([key, value]) => [key, storedValue(value)])) as FinalParams;
+  const outcomeRows = computed.rows.map((r) => storedValues(outcomeValues(outcomeParams(invocationId, r.outcome, r.paths))));
+  return { final, outcomeRows };
+}
+
+/** Position of `status` in a stored outcome row (without its id). */
+const OUTCOME_STATUS_VALUE = OUTCOME_STATUS - 1;
+
+/** What an invocation's link covers: its row (INVOCATION_SELECT's shape) and each outcome row with its id. */
+export function invocationLinkEntries(invocation: RawRow, outcomeRows: unknown[][], outcomeIds: number[]): RowEntry[] {
+  const entries: RowEntry[] = [invocationEntry(invocation)];
+  outcomeRows.forEach((values, i) => entries.push(outcomeEntry([outcomeIds[i]!, ...values], values[OUTCOME_STATUS_VALUE] === 'pending')));
+  return entries;
 }
 
 /**

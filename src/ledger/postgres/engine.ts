@@ -1,0 +1,142 @@
+import { LedgerError } from '../../domain/errors.js';
+import type { RecorderOptions } from '../../runner/recorder.js';
+import type { Ledger, PostgresOpenOptions, ReplayRunWriter, ReplaySourceReader } from '../ledger.js';
+import type { LegalHold } from '../holds.js';
+import type { PruneOptions, PruneReport } from '../prune.js';
+import type { DenialGroupBy, DenialGroups, DenialPage } from '../queries/denials.js';
+import type { ExportFormat, ExportRecord } from '../queries/export.js';
+import type { InvocationFilter } from '../queries/filters.js';
+import type { HealthOptions, HealthReport } from '../queries/health.js';
+import type { HealthSeriesOptions } from '../queries/health-series.js';
+import type { PageRequest } from '../queries/paging.js';
+import type { ReplayRunDetail, ReplayRunSummary } from '../queries/replay-runs.js';
+import type { ReplaySelection } from '../queries/replay-source.js';
+import type { SessionPage, SessionTimeline } from '../queries/sessions.js';
+import type { VerifyOptions } from '../verify.js';
+import { PostgresStore, type PostgresStoreOptions } from './store.js';
+import type { PostgresRecorder } from './write.js';
+
+/** What a method whose PostgreSQL module has not landed yet throws: one line, exit 3. */
+function unsupported(what: string): LedgerError {
+  return new LedgerError('ledger_engine_unsupported', `${what} is not supported on PostgreSQL yet`);
+}
+
+/**
+ * The PostgreSQL engine: the `Ledger` interface over a `PostgresStore` (pool, migrations,
+ * recovery, this process's writer lease). Like the SQLite engine it only delegates: each
+ * method calls the module under postgres/ that does the work, imported on first use so the
+ * write path (`hookledger claude`) loads only the store and the recorder.
+ */
+export class PostgresLedger implements Ledger {
+  readonly engine = 'postgres' as const;
+
+  private constructor(private readonly store: PostgresStore) {}
+
+  /** Connects, migrates, recovers: see PostgresStore.open. */
+  static async open(options: PostgresStoreOptions): Promise<PostgresLedger> {
+    return new PostgresLedger(await PostgresStore.open(options));
+  }
+
+  /** The URL without its password. */
+  get location(): string {
+    return this.store.connection.displayUrl;
+  }
+  get recovered(): { invocations: number; outcomes: number } {
+    return this.store.recovered;
+  }
+  private get pool() {
+    return this.store.connection.pool;
+  }
+
+  writer(options: RecorderOptions = {}): PostgresRecorder {
+    return this.store.writer(options);
+  }
+
+  async explain(ref: number | string) {
+    return (await import('./queries/explain.js')).explainPostgres(this.pool, this.location, ref);
+  }
+  async listDenials(_filter: InvocationFilter, _page: PageRequest): Promise<DenialPage> {
+    throw unsupported('denials');
+  }
+  async groupDenials(_filter: InvocationFilter, _groupBy: DenialGroupBy, _options: { limit?: number } = {}): Promise<DenialGroups> {
+    throw unsupported('denials --group-by');
+  }
+  async listSessions(_filter: InvocationFilter, _page: PageRequest): Promise<SessionPage> {
+    throw unsupported('sessions');
+  }
+  async sessionTimeline(_sessionId: string, _page: PageRequest, _filter: InvocationFilter = {}): Promise<SessionTimeline> {
+    throw unsupported('the session timeline');
+  }
+
+  // pgops: hook health, export, replay.
+  async hookHealth(_options: HealthOptions = {}): Promise<HealthReport> {
+    throw unsupported('hook health');
+  }
+  async hookHealthSeries(options: HealthSeriesOptions) {
+    return (await import('./queries/health-buckets.js')).hookHealthSeriesPostgres(this.pool, options);
+  }
+  async hookSetsInForce(since: number, until: number) {
+    return (await import('./queries/hook-sets.js')).hookSetsInForcePostgres(this.pool, since, until);
+  }
+  // eslint-disable-next-line require-yield
+  async *exportRecords(_filter: InvocationFilter): AsyncGenerator<ExportRecord> {
+    throw unsupported('export');
+  }
+  // eslint-disable-next-line require-yield
+  async *exportText(_filter: InvocationFilter, _format: ExportFormat): AsyncGenerator<string> {
+    throw unsupported('export');
+  }
+  async replaySource(_selection: ReplaySelection, _batchSize?: number): Promise<ReplaySourceReader> {
+    throw unsupported('replay');
+  }
+  replayRuns(): ReplayRunWriter {
+    throw unsupported('replay');
+  }
+  async listReplayRuns(_options: { limit?: number } = {}): Promise<ReplayRunSummary[]> {
+    throw unsupported('replay list');
+  }
+  async getReplayRun(_runId: number): Promise<ReplayRunSummary> {
+    throw unsupported('replay show');
+  }
+  async showReplayRun(_runId: number, _options: { limit?: number } = {}): Promise<ReplayRunDetail> {
+    throw unsupported('replay show');
+  }
+
+  async chainHeads() {
+    return (await import('./queries/chain-head.js')).chainHeadsPostgres(this.pool);
+  }
+  async verify(options: VerifyOptions = {}) {
+    // An anchor is one chain head; here every writer has its own chain.
+    if (options.anchor)
+      throw new LedgerError('ledger_engine_unsupported', 'verify --anchor is not supported on PostgreSQL (one chain per writer)');
+    const { anchor: _anchor, ...rest } = options;
+    return (await import('./verify.js')).verifyPostgres(this.pool, this.location, rest);
+  }
+
+  // pgfaults: prune and legal holds.
+  async prune(options: PruneOptions): Promise<PruneReport> {
+    return (await import('./prune.js')).prunePostgres(this.store, options);
+  }
+  async placeHold(sessionId: string, reason: string, heldBy?: string): Promise<LegalHold> {
+    return (await import('./holds.js')).placeHoldPostgres(this.pool, this.location, sessionId, reason, heldBy);
+  }
+  async releaseHold(sessionId: string): Promise<void> {
+    return (await import('./holds.js')).releaseHoldPostgres(this.pool, this.location, sessionId);
+  }
+  async listHolds(): Promise<LegalHold[]> {
+    return (await import('./holds.js')).listHoldsPostgres(this.pool, this.location);
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+  }
+}
+
+/**
+ * Opens a PostgreSQL ledger: the entry point `openLedger` (ledger.ts) loads for a
+ * `postgres://` or `postgresql://` URL. Throws LedgerError with one line (no password) when the
+ * server cannot be reached, refuses the credentials, or the schema cannot be brought up to date.
+ */
+export async function openPostgresLedger(options: PostgresOpenOptions): Promise<Ledger> {
+  return PostgresLedger.open({ url: options.url });
+}

@@ -138,7 +138,16 @@ async function benchServe(server: PostgresServer): Promise<void> {
   const requests = Number(values.requests);
   writeFileSync(join(work, 'hooks.js'), BENCH_HOOKS_JS);
   const pgUrl = await server.createDatabase('serve_bench');
-  const targets = [await startServe('SQLite', join(work, 'serve.db')), await startServe('PostgreSQL', pgUrl)];
+  // The same server with commits acknowledged before their WAL is flushed: closer to SQLite's
+  // synchronous=NORMAL, which does not fsync each commit either (a crash of the server or the
+  // machine may lose the last fraction of a second; SQLite NORMAL loses it only on power loss).
+  const asyncUrl = await server.createDatabase('serve_bench_async');
+  await server.sql('ALTER DATABASE serve_bench_async SET synchronous_commit = off');
+  const targets = [
+    await startServe('SQLite', join(work, 'serve.db')),
+    await startServe('PostgreSQL', pgUrl),
+    await startServe('PostgreSQL, synchronous_commit=off', asyncUrl),
+  ];
   try {
     for (const t of targets) for (let i = 0; i < 200; i += 1) await post(t.port); // JIT, connections, prepared statements
     const rows: (string | number)[][] = [];
@@ -430,17 +439,19 @@ async function benchReports(server: PostgresServer | null): Promise<void> {
     );
     const rows: (string | number)[][] = [];
     for (const c of reportCases(runs)) {
-      const [lite, post] = [await c.run(subjects[0]!, keys.get('SQLite')!), await c.run(subjects[1]!, keys.get('PostgreSQL')!)];
+      const lite = await c.run(subjects[0]!, keys.get('SQLite')!);
+      const post = await c.run(subjects[1]!, keys.get('PostgreSQL')!).catch((error: unknown) => {
+        // A query whose PostgreSQL module has not landed yet: say so in its row, measure the rest.
+        if ((error as { code?: string }).code === 'ledger_engine_unsupported') return null;
+        throw error;
+      });
+      const lit = [lite.p50.toFixed(2), lite.p99.toFixed(2)];
+      if (!post) {
+        rows.push([c.label, '-', '-', 'not on PostgreSQL yet', ...lit, '-']);
+        continue;
+      }
       const verdict = c.target === null ? '-' : post.p50 <= c.target ? `ok (${c.target})` : `MISS (${c.target})`;
-      rows.push([
-        c.label,
-        post.p50.toFixed(2),
-        post.p99.toFixed(2),
-        verdict,
-        lite.p50.toFixed(2),
-        lite.p99.toFixed(2),
-        `${(post.p50 / lite.p50).toFixed(1)}x`,
-      ]);
+      rows.push([c.label, post.p50.toFixed(2), post.p99.toFixed(2), verdict, ...lit, `${(post.p50 / lite.p50).toFixed(1)}x`]);
     }
     printTable(['query', 'PG p50 ms', 'PG p99 ms', 'PG target p50 ms', 'SQLite p50 ms', 'SQLite p99 ms', 'PG / SQLite p50'], rows);
   } finally {

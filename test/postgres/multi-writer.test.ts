@@ -67,8 +67,8 @@ describe('several writer processes on one PostgreSQL ledger', () => {
     expect(b.acked).toHaveLength(120);
 
     await sleep(Math.max(0, killedAt + leaseMs + 300 - Date.now()));
-    const recovered = await recoverPostgres(observer.connection.pool, Date.now(), 'another-host');
-    expect(recovered.invocations).toBe(running.length);
+    // Whoever opens next recovers them (or a live writer's renewal sweep got there first: postgres/store.ts).
+    await recoverPostgres(observer.connection.pool, Date.now(), 'another-host');
 
     const rows = await adminSql<{ id: number; status: string; writer_id: string }>(
       `SELECT id::int, status, writer_id FROM invocations`,

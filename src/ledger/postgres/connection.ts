@@ -27,7 +27,7 @@ export interface PostgresConnectionOptions {
   url: string;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
-  /** Give up connecting after this long, ms. Default 5000. */
+  /** Give up connecting after this long, ms. Default: the URL's `connect_timeout` (libpq's, in seconds), else 5000. */
   connectTimeoutMs?: number;
   /** The server cancels any one statement running longer, ms. Default 30000. */
   statementTimeoutMs?: number;
@@ -40,11 +40,11 @@ export interface PostgresConnectionOptions {
 export function createPool(options: PostgresConnectionOptions): pg.Pool {
   let config: pg.PoolConfig;
   try {
-    new URL(options.url);
+    const url = new URL(options.url);
     config = {
       connectionString: options.url,
       max: options.poolSize ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? connectTimeoutOf(url) ?? 5000,
       statement_timeout: options.statementTimeoutMs ?? 30_000,
       // A lock the ledger waits for (a writer's chain head) is bounded by the statement timeout too.
       application_name: 'hookledger',
@@ -59,6 +59,16 @@ export function createPool(options: PostgresConnectionOptions): pg.Pool {
   // query on the pool gets a fresh connection or a clear error.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * libpq's `connect_timeout` URL parameter (whole seconds) in ms; node-postgres reads it only for
+ * its native binding. Zero means "wait forever" to libpq: a hook must never hang on a connect, so
+ * anything but a positive whole number keeps the default.
+ */
+function connectTimeoutOf(url: URL): number | undefined {
+  const text = url.searchParams.get('connect_timeout')?.trim();
+  return text !== undefined && /^[1-9]\d*$/.test(text) ? Number(text) * 1000 : undefined;
 }
 
 /** Checks out one connection (proving the server, credentials and database), as a LedgerError when it fails. */

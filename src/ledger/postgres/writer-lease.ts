@@ -17,6 +17,7 @@ export const DEFAULT_LEASE_MS = 30_000;
 export class WriterLease {
   private registered: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private sweep: (() => Promise<unknown>) | null = null;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -30,10 +31,19 @@ export class WriterLease {
     return Date.now() + this.leaseMs;
   }
 
+  /**
+   * Work to do at each renewal while this writer lives: the store sweeps other writers' expired
+   * leases (ledger/postgres/recovery.ts), so a crashed writer's rows are interrupted even when no
+   * process opens the ledger afterwards (three long-lived `serve` processes, one killed).
+   */
+  onRenewal(sweep: () => Promise<unknown>): void {
+    this.sweep = sweep;
+  }
+
   /** Registers the writer (once) and starts renewing its lease. */
   ensure(): Promise<void> {
     this.registered ??= this.renew().then(() => {
-      this.timer = setInterval(() => void this.renew().catch(() => undefined), Math.max(50, Math.floor(this.leaseMs / 3)));
+      this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.leaseMs / 3)));
       // Renewal never keeps a process alive on its own.
       this.timer.unref();
     });
@@ -42,6 +52,12 @@ export class WriterLease {
       this.registered = null;
     });
     return this.registered;
+  }
+
+  private async tick(): Promise<void> {
+    // A failed renewal or sweep (server restarting) is retried at the next tick.
+    await this.renew().catch(() => undefined);
+    await this.sweep?.().catch(() => undefined);
   }
 
   /** Creates the writer's row (with an empty chain) or extends its lease. */
@@ -59,6 +75,18 @@ export class WriterLease {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
+}
+
+/**
+ * The lease length: the option, else `HOOKLEDGER_LEASE_MS` (whole ms, at least 100; anything else
+ * keeps the default), else 30 s. A short lease lets other hosts interrupt a dead writer's rows
+ * sooner, at the cost of renewing more often; a writer stalled longer than its lease (a paused VM)
+ * has its running rows interrupted, though a decision it commits later still lands.
+ */
+export function defaultLeaseMs(explicit?: number, env: NodeJS.ProcessEnv = process.env): number {
+  if (explicit !== undefined) return explicit;
+  const text = env.HOOKLEDGER_LEASE_MS?.trim();
+  return text !== undefined && /^\d+$/.test(text) && Number(text) >= 100 ? Number(text) : DEFAULT_LEASE_MS;
 }
 
 /** The writer id: the option, else `HOOKLEDGER_WRITER_ID`, else the host name. */

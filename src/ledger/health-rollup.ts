@@ -1,8 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Ledger } from './open.js';
 import { prepared } from './statements.js';
-import type { StoredRow } from './rows.js';
-import type { healthRollups } from './schema.js';
 
 /**
  * Hourly hook-health rollups (`health_rollups`), built lazily by `hookHealth` and never on the
@@ -75,9 +73,17 @@ export type HealthTotals = Omit<HealthAcc, 'hist'> & { hist: Float64Array };
 /** Buckets of the dense histogram: every duration up to 2^53 µs. */
 export const BUCKET_COUNT = 2 + 53 * BUCKETS_PER_OCTAVE;
 
-/** Zeroed totals with a dense histogram. */
+/** No histogram yet: totals get their dense array (13.6 KB) only when a duration is merged in. */
+const NO_HISTOGRAM = new Float64Array(0);
+
 export function emptyTotals(): HealthTotals {
-  return { ...emptyAcc(), hist: new Float64Array(BUCKET_COUNT) };
+  return { ...emptyAcc(), hist: NO_HISTOGRAM };
+}
+
+/** The totals' dense histogram, allocated on first use. */
+export function histogramOf(t: HealthTotals): Float64Array {
+  if (t.hist === NO_HISTOGRAM) t.hist = new Float64Array(BUCKET_COUNT);
+  return t.hist;
 }
 
 /** Adds one span's counters to another's (max for the max). */
@@ -233,8 +239,10 @@ export function aggregateLive(ledger: Ledger, from: number, to: number): Map<num
   return hours;
 }
 
-/** A stored rollup row (one hook, one hour). */
-export type RollupRow = StoredRow<typeof healthRollups>;
+/** The bucket key's origin and step (twice each), the hour range twice, the hook (twice, or nulls). */
+type RollupArgs = [number, number, number, number, number, number, number, number, string | null, string | null];
+/** A bucket's and hook's stored hours, summed. */
+type RollupSums = Omit<HealthAcc, 'hist' | 'pending'> & { bucket: number; hook_id: string };
 
 /** Whether this ledger has the rollup tables (a read-only open of an older ledger does not). */
 export function hasRollups(ledger: Ledger): boolean {
@@ -265,14 +273,29 @@ export function rollupTotals(
   hookId: string | undefined,
   now: number,
 ): { totals: Map<string, HealthTotals>; stats: RollupStats } {
-  const { buckets, stats } = rollupBuckets(ledger, since, until, hookId, now, () => 0);
+  // One bucket: every hour's key is 0 (origin 0, a step longer than any time since the epoch).
+  const { buckets, stats } = rollupBuckets(ledger, since, until, hookId, now, { origin: 0, stepMs: ONE_BUCKET });
   return { totals: buckets.get(0) ?? new Map(), stats };
 }
 
+/** A bucket width no hour reaches: one bucket for the whole window. */
+const ONE_BUCKET = 2 ** 52;
+
+/** How hours are grouped: an hour falls in the bucket keyed `origin + floor((hour - origin) / stepMs) * stepMs`. */
+export interface HourBuckets {
+  /** A bucket start at or before every hour grouped (the hours are ≥ origin). */
+  origin: number;
+  /** A whole number of hours. */
+  stepMs: number;
+  /** Only these hooks' duration histograms are merged (the others' stay empty); default every hook's. */
+  histogramsOf?: readonly string[];
+}
+
 /**
- * As `rollupTotals`, but kept apart per bucket of hours: `bucketOfHour` maps each UTC hour
- * start to its bucket's key (a chart's point), so that a whole chart is one read of the rollup
- * instead of one read per point.
+ * As `rollupTotals`, but kept apart per bucket of hours (a chart's points), so that a whole
+ * chart is one read of the rollup instead of one read per point. The stored hours' counters
+ * are summed per bucket and hook by SQLite; only their histograms come back row by row
+ * (measured: materialising every counter of every stored hour cost more than the rest).
  */
 export function rollupBuckets(
   ledger: Ledger,
@@ -280,8 +303,11 @@ export function rollupBuckets(
   until: number,
   hookId: string | undefined,
   now: number,
-  bucketOfHour: (hour: number) => number,
+  grouping: HourBuckets,
 ): { buckets: Map<number, Map<string, HealthTotals>>; stats: RollupStats } {
+  const { origin, stepMs } = grouping;
+  const histogramsOf = grouping.histogramsOf ? JSON.stringify(grouping.histogramsOf) : null;
+  const bucketOfHour = (hour: number) => origin + Math.floor((hour - origin) / stepMs) * stepMs;
   const s = ledger.sqlite;
   const stats: RollupStats = { rolledUp: 0, built: 0, live: [], dropped: false };
   const buckets = new Map<number, Map<string, HealthTotals>>();
@@ -298,13 +324,9 @@ export function rollupBuckets(
     const t = total(hour, hook);
     if (!t) return;
     mergeCounters(t, a);
-    for (const [b, n] of a.hist) t.hist[b] = t.hist[b]! + n;
-  };
-  const addRow = (r: RollupRow) => {
-    const t = total(r.hour, r.hook_id);
-    if (!t) return;
-    mergeCounters(t, countersFromRow(r));
-    decodeHistogramInto(r.histogram, t.hist);
+    if (a.hist.size === 0) return;
+    const hist = histogramOf(t);
+    for (const [b, n] of a.hist) hist[b] = hist[b]! + n;
   };
   if (!hasRollups(ledger)) {
     // A ledger opened read-only before the rollup tables existed: the whole window live.
@@ -340,19 +362,29 @@ export function rollupBuckets(
       .all(ceilHour(from), floorHour(until))
       .filter(valid);
     if (built.length > 0) {
-      const builtSet = new Set(built);
-      const rollupRows = (
-        hookId === undefined
-          ? prepared<[number, number], RollupRow>(ledger, 'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ?').all(
-              built[0]!,
-              built[built.length - 1]! + HOUR_MS,
-            )
-          : prepared<[number, number, string], RollupRow>(
-              ledger,
-              'SELECT * FROM health_rollups WHERE hour >= ? AND hour < ? AND hook_id = ?',
-            ).all(built[0]!, built[built.length - 1]! + HOUR_MS, hookId)
-      ).filter((r) => builtSet.has(r.hour));
-      for (const r of rollupRows) addRow(r);
+      // The built hours, as SQL: those of health_rollup_hours in [first, end) (the stale ones lie after end).
+      const first = built[0]!;
+      const end = built[built.length - 1]! + HOUR_MS;
+      const where = `hour >= ? AND hour < ? AND hour IN (SELECT hour FROM health_rollup_hours WHERE hour >= ? AND hour < ?) AND (? IS NULL OR hook_id = ?)`;
+      // better-sqlite3 binds numbers as REAL: CAST makes the division whole (hours are ≥ origin, so it floors).
+      const key = `? + CAST((hour - ?) / ? AS INTEGER) * ?`;
+      const args: RollupArgs = [origin, origin, stepMs, stepMs, first, end, first, end, hookId ?? null, hookId ?? null];
+      const counters = prepared<RollupArgs, RollupSums>(
+        ledger,
+        `SELECT ${key} AS bucket, hook_id, sum(runs) AS runs, sum(allows) AS allows, sum(denials) AS denials, sum(asks) AS asks,
+           sum(modifies) AS modifies, sum(decisive) AS decisive, sum(failures) AS failures, sum(timeouts) AS timeouts,
+           sum(observe_only_violations) AS violations, sum(skips) AS skips, sum(interrupted) AS interrupted, sum(timed) AS timed,
+           max(max_us) AS maxUs
+         FROM health_rollups WHERE ${where} GROUP BY 1, 2`,
+      ).all(...args);
+      for (const { bucket, hook_id, ...sums } of counters) mergeCounters(total(bucket, hook_id)!, { ...sums, pending: 0 });
+      const histograms = prepared<[...RollupArgs, string | null, string | null], [number, string, Uint8Array]>(
+        ledger,
+        `SELECT ${key} AS bucket, hook_id, histogram FROM health_rollups
+         WHERE ${where} AND timed > 0 AND (? IS NULL OR hook_id IN (SELECT value FROM json_each(?)))`,
+      ).raw();
+      for (const [bucket, hook, histogram] of histograms.iterate(...args, histogramsOf, histogramsOf))
+        decodeHistogramInto(histogram, histogramOf(total(bucket, hook)!));
       stats.rolledUp = built.length;
     }
     // Spans not covered by built hours are aggregated live.
@@ -470,26 +502,6 @@ export function openStarts(ledger: Ledger): number[] {
   )
     .pluck()
     .all();
-}
-
-/** The counters of a stored rollup row (`pending` is never rolled up: an hour with one is not closed). */
-export function countersFromRow(r: RollupRow): Omit<HealthAcc, 'hist'> {
-  return {
-    runs: r.runs,
-    allows: r.allows,
-    denials: r.denials,
-    asks: r.asks,
-    modifies: r.modifies,
-    decisive: r.decisive,
-    failures: r.failures,
-    timeouts: r.timeouts,
-    violations: r.observe_only_violations,
-    skips: r.skips,
-    pending: 0,
-    interrupted: r.interrupted,
-    timed: r.timed,
-    maxUs: r.max_us,
-  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { LedgerError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Invocation } from '../domain/invocation.js';
-import { modifiableInput } from '../domain/invocation.js';
+import { modifiableInput, normaliseInvocation } from '../domain/invocation.js';
 import type { Outcome, Report } from '../domain/outcomes.js';
 import type { Point } from '../domain/points.js';
 import type { Ledger } from './open.js';
@@ -16,7 +16,8 @@ import {
   outcomeEntry,
   type RawRow,
 } from './integrity.js';
-import type { InvocationRow, OutcomeRow } from './rows.js';
+import type { OutcomeRow } from './rows.js';
+import type { invocations } from './schema.js';
 import { checkpointerFor, type Checkpointer } from './checkpoint.js';
 import { capText, MAX_HOOK_VALUE_BYTES, toJsonText } from './json-text.js';
 import { Redactor } from './redact.js';
@@ -37,6 +38,12 @@ export interface LedgerWriterOptions {
    * @internal
    */
   chain?: boolean;
+  /**
+   * The host recorded with each invocation (default: this machine's name). Tests and the ledger
+   * generator record several hosts from one machine.
+   * @internal
+   */
+  host?: string;
 }
 
 /** Redaction state carried from `begin` to `finish` of one invocation. @internal */
@@ -59,24 +66,51 @@ export interface PreparedFinish {
   finishedAt: number;
 }
 
-export type BeginParams = {
-  hookSetId: number;
-  point: Point;
-  eventName: string | null;
-  sessionId: string | null;
-  turn: number | null;
-  toolName: string | null;
-  toolUseId: string | null;
-  agent: string | null;
-  cwd: string | null;
-  inputJson: string | null;
-  invocationJson: string;
-  rawJson: string | null;
-  redactionsJson: string | null;
-  startedAt: number;
-  pid: number;
-  host: string;
-};
+/** An invocation row as drizzle types it (camelCase keys; the SQL names are their snake_case, see `columnName`). */
+type InvocationColumns = typeof invocations.$inferSelect;
+
+/**
+ * The invocation columns `finish` sets, in bind order (with `status`, which becomes
+ * `completed`). Every other column but `id` and `status` is bound by `begin`: a new column is
+ * added to the schema (ledger/schema.ts) and given its value in `storedBegin`, or, when it is
+ * known only at the end, also named here and given its value in `storedFinal`.
+ */
+const FINAL_COLUMNS = [
+  'decision',
+  'decisiveHookId',
+  'reasonCode',
+  'message',
+  'modifiedInputJson',
+  'contextJson',
+  'redactionsJson',
+  'finishedAt',
+  'durationUs',
+] as const satisfies readonly (keyof InvocationColumns)[];
+type FinalColumn = (typeof FINAL_COLUMNS)[number];
+
+/** The values `begin` binds: every invocation column but the id, the status and the final ones (`redactionsJson` is bound by both). */
+export type BeginParams = Omit<InvocationColumns, 'id' | 'status' | Exclude<FinalColumn, 'redactionsJson'>>;
+
+/** The values `finish` binds to the invocation row. */
+export type FinalParams = { id: number } & Pick<InvocationColumns, FinalColumn>;
+
+/**
+ * `begin`'s columns in bind order: the keys of the row `storedBegin` builds, which the type
+ * above makes complete. Read from a row built for the purpose (once, by the first writer), so
+ * the list cannot drift from the type and a new column is named in no third place.
+ */
+let beginColumns: readonly (keyof BeginParams)[] | undefined;
+function beginColumnList(): readonly (keyof BeginParams)[] {
+  beginColumns ??= Object.keys(
+    storedBegin(new Redactor(), 0, normaliseInvocation({ point: 'pre_tool_use' }), 0, '').row,
+  ) as (keyof BeginParams)[];
+  return beginColumns;
+}
+
+/** A drizzle key's SQL column name (the schema's convention; test/ledger/columns.test.ts checks it against drizzle). */
+export function columnName(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
 
 /**
  * The per-invocation write path. Every statement is prepared once per ledger: this runs
@@ -88,7 +122,7 @@ export type BeginParams = {
  * IMMEDIATE transaction (ledger/integrity.ts).
  */
 export class LedgerWriter {
-  private readonly host = hostname();
+  private readonly host: string;
   private readonly hookSetIds = new Map<string, number>();
   private readonly fingerprints = new Map<number, string>();
   private readonly redactors = new Map<number, Redactor>();
@@ -105,6 +139,7 @@ export class LedgerWriter {
   private readonly commitBackground: (id: number, params: Record<string, unknown>) => void;
   private readonly selectHookSet: Database.Statement<[string], number>;
   private readonly insertHookSet: Database.Statement;
+  private readonly beginColumns: readonly (keyof BeginParams)[];
   private readonly insertInvocation: Database.Statement;
   private readonly updateInvocation: Database.Statement;
   private readonly insertOutcome: Database.Statement;
@@ -117,6 +152,7 @@ export class LedgerWriter {
     options: LedgerWriterOptions = {},
   ) {
     const s = ledger.sqlite;
+    this.host = options.host ?? hostname();
     this.chained = options.chain ?? true;
     this.appender = new ChainAppender(s);
     this.checkpointer = checkpointerFor(s, ledger.path);
@@ -128,15 +164,13 @@ export class LedgerWriter {
       `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at)
        VALUES (@fingerprint, @name, @version, @strategy, @definitionJson, @createdAt) ON CONFLICT (fingerprint) DO NOTHING`,
     );
+    this.beginColumns = beginColumnList();
     this.insertInvocation = s.prepare(
-      `INSERT INTO invocations (hook_set_id, point, event_name, session_id, turn, tool_name, tool_use_id, agent, cwd,
-         input_json, invocation_json, raw_json, redactions_json, status, started_at, pid, host)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
+      `INSERT INTO invocations (${this.beginColumns.map(columnName).join(', ')}, status)
+       VALUES (${this.beginColumns.map(() => '?').join(', ')}, 'running')`,
     );
     this.updateInvocation = s.prepare(
-      `UPDATE invocations SET status = 'completed', decision = ?, decisive_hook_id = ?, reason_code = ?, message = ?,
-         modified_input_json = ?, context_json = ?, redactions_json = ?, finished_at = ?, duration_us = ?
-       WHERE id = ?`,
+      `UPDATE invocations SET status = 'completed', ${FINAL_COLUMNS.map((key) => `${columnName(key)} = ?`).join(', ')} WHERE id = ?`,
     );
     this.insertOutcome = s.prepare(
       `INSERT INTO outcomes (${OUTCOME_INSERT_COLUMNS.join(', ')}) VALUES (${OUTCOME_INSERT_COLUMNS.map(() => '?').join(', ')})`,
@@ -236,26 +270,10 @@ export class LedgerWriter {
 
   /** @internal begin's write: the `running` row; its id. */
   writeBegin({ row }: PreparedBegin): number {
-    return Number(
-      this.insertInvocation.run(
-        row.hookSetId,
-        row.point,
-        row.eventName,
-        row.sessionId,
-        row.turn,
-        row.toolName,
-        row.toolUseId,
-        row.agent,
-        row.cwd,
-        row.inputJson,
-        row.invocationJson,
-        row.rawJson,
-        row.redactionsJson,
-        row.startedAt,
-        row.pid,
-        row.host,
-      ).lastInsertRowid,
-    );
+    const columns = this.beginColumns;
+    const values: unknown[] = new Array(columns.length);
+    for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
+    return Number(this.insertInvocation.run(values).lastInsertRowid);
   }
 
   /** @internal begin, once committed: what finish needs of it. */
@@ -276,18 +294,10 @@ export class LedgerWriter {
    * link. Returns the row ids of the pending (background) outcomes, in the order given.
    */
   writeFinish({ id, open, final, rows, outcomes, finishedAt }: PreparedFinish): number[] {
-    const changes = this.updateInvocation.run(
-      final.decision,
-      final.decisiveHookId,
-      final.reasonCode,
-      final.message,
-      final.modifiedInputJson,
-      final.contextJson,
-      final.redactionsJson,
-      final.finishedAt,
-      final.durationUs,
-      id,
-    ).changes;
+    const values: unknown[] = new Array(FINAL_COLUMNS.length + 1);
+    for (let i = 0; i < FINAL_COLUMNS.length; i++) values[i] = final[FINAL_COLUMNS[i]!];
+    values[FINAL_COLUMNS.length] = id;
+    const changes = this.updateInvocation.run(values).changes;
     if (changes !== 1)
       throw new LedgerError('ledger_write_failed', `invocation #${id} is not in ${this.ledger.path}; its decision cannot be committed`);
     const pendingIds: number[] = [];
@@ -438,54 +448,23 @@ export function storedFinal(
   return { final, rows };
 }
 
-/** The values `finish` binds to the invocation row. */
-export interface FinalParams {
-  id: number;
-  decision: InvocationRow['decision'];
-  decisiveHookId: string | null;
-  reasonCode: InvocationRow['reason_code'];
-  message: string | null;
-  modifiedInputJson: string | null;
-  contextJson: string | null;
-  redactionsJson: string | null;
-  finishedAt: number;
-  durationUs: number;
-}
+/** Where each column of the chain's invocation encoding comes from: begin's row, finish's, or fixed (`id`, `status`). */
+const CHAIN_INVOCATION_SOURCES = CHAIN_ENCODING_V1.invocation.map((name) => {
+  const key = name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  if (name === 'id' || name === 'status') return { from: name, key } as const;
+  return { from: (FINAL_COLUMNS as readonly string[]).includes(key) ? 'final' : 'begin', key } as const;
+});
 
 /** The invocation row as `INVOCATION_SELECT` returns it (the chain's encoding), from the values bound by begin and finish. */
 export function invocationRow(b: BeginParams, f: FinalParams, fingerprint: string | null): RawRow {
-  const row: InvocationRow = {
-    id: f.id,
-    hook_set_id: b.hookSetId,
-    point: b.point,
-    event_name: b.eventName,
-    session_id: b.sessionId,
-    turn: b.turn,
-    tool_name: b.toolName,
-    tool_use_id: b.toolUseId,
-    agent: b.agent,
-    cwd: b.cwd,
-    input_json: b.inputJson,
-    invocation_json: b.invocationJson,
-    raw_json: b.rawJson,
-    modified_input_json: f.modifiedInputJson,
-    status: 'completed',
-    decision: f.decision,
-    decisive_hook_id: f.decisiveHookId,
-    reason_code: f.reasonCode,
-    message: f.message,
-    context_json: f.contextJson,
-    redactions_json: f.redactionsJson,
-    started_at: b.startedAt,
-    finished_at: f.finishedAt,
-    duration_us: f.durationUs,
-    pid: b.pid,
-    host: b.host,
-  };
-  const columns = CHAIN_ENCODING_V1.invocation;
-  const values: unknown[] = new Array(columns.length + 1);
-  for (let i = 0; i < columns.length; i++) values[i] = row[columns[i]!];
-  values[columns.length] = fingerprint;
+  const sources = CHAIN_INVOCATION_SOURCES;
+  const values: unknown[] = new Array(sources.length + 1);
+  for (let i = 0; i < sources.length; i++) {
+    const { from, key } = sources[i]!;
+    values[i] =
+      from === 'final' ? f[key as FinalColumn] : from === 'begin' ? b[key as keyof BeginParams] : from === 'id' ? f.id : 'completed';
+  }
+  values[sources.length] = fingerprint;
   return values;
 }
 
@@ -537,4 +516,9 @@ export function outcomeParams(invocationId: number, o: Outcome, redactions: stri
     started_at: o.startedAt,
     duration_us: o.durationUs,
   };
+}
+
+/** The SQL columns `begin` and `finish` bind to the invocation row (for the test that checks them against the schema). @internal */
+export function invocationWriteColumns(): { begin: string[]; final: string[] } {
+  return { begin: beginColumnList().map(columnName), final: FINAL_COLUMNS.map(columnName) };
 }

@@ -51,6 +51,8 @@ export interface RecorderOptions {
    * is committed. An engine without it writes each on its own. Default false.
    */
   groupCommit?: boolean;
+  /** The host recorded with each invocation (default: this machine's name). */
+  host?: string;
 }
 
 /** The storage a runner records into: a factory of recorders (one per runner). */

@@ -97,6 +97,12 @@ describe('hookHealthSeries', () => {
       expect(runs).toBe(2 * 20 * 30 + 2 * 15);
     }
     expect(ledger.sqlite.prepare('SELECT count(*) FROM health_rollup_hours').pluck().get()).toBeGreaterThan(20);
+    // Percentiles for some hooks only: theirs unchanged, the others' null, every count unchanged.
+    const all = hookHealthSeries(ledger, { since, until, stepMs, now });
+    const some = hookHealthSeries(ledger, { since, until, stepMs, now, percentilesOf: ['a'] });
+    expect(some.buckets.map((b) => b.hooks)).toEqual(
+      all.buckets.map((b) => b.hooks.map((h) => (h.hookId === 'a' ? h : { ...h, p50Us: null, p95Us: null }))),
+    );
   });
 
   it('one hook only; empty buckets are listed; a window with nothing in it; bad windows refused in one line', () => {

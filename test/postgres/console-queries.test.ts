@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOUR_MS } from '../../src/ledger/health-rollup.js';
 import { createPool } from '../../src/ledger/postgres/connection.js';
 import { chainHeadsPostgres } from '../../src/ledger/postgres/queries/chain-head.js';
-import { hookHealthSeriesPostgres } from '../../src/ledger/postgres/queries/health.js';
+import { hookHealthSeriesPostgres } from '../../src/ledger/postgres/queries/health-buckets.js';
 import { hookSetsInForcePostgres } from '../../src/ledger/postgres/queries/hook-sets.js';
 import { verifyPostgres } from '../../src/ledger/postgres/verify.js';
 import { chainHeads } from '../../src/ledger/queries/chain-head.js';
@@ -75,7 +75,7 @@ describe('console queries on PostgreSQL', () => {
       { since: t0 - 3 * HOUR_MS + 1234, until: t0 + 2 * HOUR_MS, stepMs: HOUR_MS },
       { since: t0 - 3 * HOUR_MS, until: t0 + 2 * HOUR_MS, stepMs: 2 * HOUR_MS, hookId: 'no-rm' },
     ]) {
-      const onPg = await hookHealthSeriesPostgres(pool, 'pg', options);
+      const onPg = await hookHealthSeriesPostgres(pool, options);
       const onSqlite = hookHealthSeries(sqlite, { ...options, now: Date.now() });
       const counts = (s: typeof onPg) => s.buckets.map((b) => ({ ...b, hooks: b.hooks.map(({ p50Us: _p50, p95Us: _p95, ...c }) => c) }));
       expect(counts(onPg)).toEqual(counts(onSqlite));
@@ -88,6 +88,12 @@ describe('console queries on PostgreSQL', () => {
         }
       }
     }
-    await expect(hookHealthSeriesPostgres(pool, 'pg', { since: 5, until: 5, stepMs: HOUR_MS })).rejects.toThrow(/window is empty/);
+    const window = { since: t0 - HOUR_MS, until: t0 + HOUR_MS, stepMs: HOUR_MS };
+    const some = await hookHealthSeriesPostgres(pool, { ...window, percentilesOf: ['no-rm'] });
+    const all = await hookHealthSeriesPostgres(pool, window);
+    expect(some.buckets.map((b) => b.hooks)).toEqual(
+      all.buckets.map((b) => b.hooks.map((h) => (h.hookId === 'no-rm' ? h : { ...h, p50Us: null, p95Us: null }))),
+    );
+    await expect(hookHealthSeriesPostgres(pool, { since: 5, until: 5, stepMs: HOUR_MS })).rejects.toThrow(/window is empty/);
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getTableConfig } from 'drizzle-orm/sqlite-core';
 import { describe, expect, it } from 'vitest';
 import { LedgerError } from '../../src/domain/errors.js';
@@ -5,7 +7,13 @@ import { connectPostgres } from '../../src/ledger/postgres/open.js';
 import * as sqliteSchema from '../../src/ledger/schema.js';
 import { adminSql, freshDatabase } from './support.js';
 
-const migrationFiles = 2;
+/** The migration files, as drizzle-kit's journal lists them. */
+const journal = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '../../migrations/postgres/meta/_journal.json'), 'utf8')) as {
+    entries: { idx: number; tag: string }[];
+  }
+).entries.map(({ idx, tag }) => ({ idx, tag }));
+const migrationFiles = journal.length;
 
 describe('PostgreSQL schema and migrations', () => {
   it('creates every SQLite table with the same columns (plus the PostgreSQL-only writer bookkeeping)', async () => {
@@ -37,10 +45,8 @@ describe('PostgreSQL schema and migrations', () => {
     const { name, url } = await freshDatabase();
     const ledgers = await Promise.all(Array.from({ length: 6 }, () => connectPostgres({ url, poolSize: 2 })));
     await Promise.all(ledgers.map((l) => l.close()));
-    expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual([
-      { idx: 0, tag: '0000_init' },
-      { idx: 1, tag: '0001_session_summaries' },
-    ]);
+    expect(await adminSql(`SELECT idx::int, tag FROM hookledger_migrations ORDER BY idx`, name)).toEqual(journal);
+    expect(journal.slice(0, 3).map((e) => e.tag)).toEqual(['0000_init', '0001_session_summaries', '0002_session_summaries_triggers']);
     // Up to date: a later open applies nothing and changes nothing.
     const again = await connectPostgres({ url });
     await again.close();
@@ -64,7 +70,9 @@ describe('PostgreSQL schema and migrations', () => {
     const error = await connectPostgres({ url }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LedgerError);
     expect((error as LedgerError).message).toMatch(
-      /^the ledger was written by a newer hookledger \(schema 3, this one knows 2\); upgrade hookledger$/,
+      new RegExp(
+        `^the ledger was written by a newer hookledger \\(schema ${migrationFiles + 1}, this one knows ${migrationFiles}\\); upgrade hookledger$`,
+      ),
     );
   });
 });

@@ -3,8 +3,7 @@ import { exportRecordsPostgres, exportTextPostgres } from '../../src/ledger/post
 import { PostgresStore } from '../../src/ledger/postgres/store.js';
 import { exportLines, exportRecords } from '../../src/ledger/queries/export.js';
 import { hookHealth, type HealthOptions } from '../../src/ledger/queries/health.js';
-import { hookHealthPostgres, hookHealthSeriesPostgres } from '../../src/ledger/postgres/queries/health.js';
-import { hookHealthSeries } from '../../src/ledger/queries/health-series.js';
+import { hookHealthPostgres } from '../../src/ledger/postgres/queries/health.js';
 import { BUCKET_FLOORS_FOR_TEST, catchUpRollupPostgres, rollupTotalsPostgres } from '../../src/ledger/postgres/health-rollup.js';
 import { bucketOf } from '../../src/ledger/health-rollup.js';
 import { adminSql } from './support.js';
@@ -120,18 +119,6 @@ describe('hook health on PostgreSQL', () => {
     for (const options of windows) {
       const { sqlite: a, postgres: b } = await report(options);
       expect(b, `from the rollup: ${JSON.stringify(options)}`).toEqual(a);
-    }
-  });
-
-  it('hook health over time: the same series as SQLite', async () => {
-    for (const options of [
-      { since: now - 45 * DAY, until: now, stepMs: DAY },
-      { since: now - 4 * DAY, until: now, stepMs: 6 * 3_600_000, hookId: 'no-rm' },
-    ]) {
-      const onSqlite = hookHealthSeries(sqlite, { now, ...options });
-      const onPostgres = await hookHealthSeriesPostgres(store.connection.pool, 'pg', { now, ...options });
-      expect(onPostgres).toEqual(onSqlite);
-      expect(onPostgres.buckets.some((b) => b.hooks.length > 0)).toBe(true);
     }
   });
 

@@ -12,6 +12,7 @@ import { verifyPostgres } from '../../src/ledger/postgres/verify.js';
 import { pruneLedger } from '../../src/ledger/prune.js';
 import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRunner, parseInvocation } from '../../src/runner/runner.js';
+import { runCli } from '../cli-helpers.js';
 import { tempLedger } from '../helpers.js';
 import { adminSql, freshDatabase } from './support.js';
 
@@ -287,4 +288,46 @@ describe('legal holds on PostgreSQL', () => {
     );
     await expect(placeHoldPostgres(pool, displayUrl, ' ', 'x')).rejects.toThrow('sessionId: must not be blank');
   }, 60_000);
+});
+
+describe('hookledger prune / hold / verify on PostgreSQL', () => {
+  it('holds a session, prunes around it, and verify passes on every writer’s chain', async () => {
+    const { url, name } = await freshDatabase();
+    const a = await open(url, 'host-a');
+    const b = await open(url, 'host-b');
+    await history(a, 's-a', 300, 3);
+    await history(b, 's-b', 300, 2);
+    await history(b, 's-new', 1, 2);
+    for (const store of stores.splice(0)) await store.close();
+
+    expect((await runCli(['hold', 's-b', '--reason', 'litigation 7', '--db', url])).code).toBe(0);
+    const list = await runCli(['hold', '--list', '--db', url, '--json']);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ sessionId: 's-b', invocations: 2, reason: 'litigation 7' })]);
+    const pruned = await runCli(['prune', '--before', '90d', '--db', url, '--json'], { env: { HOOKLEDGER_WRITER_ID: 'admin' } });
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toMatchObject({
+      invocations: 3,
+      links: 3 + 2, // the first of s-a is denied: its background hook never ran
+      batches: 1,
+      held: [{ sessionId: 's-b', invocations: 2 }],
+    });
+    const text = await runCli(['prune', '--before', '90d', '--db', url, '--dry-run']);
+    expect(text.stdout).toContain('would delete 0 invocations');
+    expect(text.stdout).toContain('s-b');
+
+    const verified = await runCli(['verify', '--db', url, '--json']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, prunedLinks: 5, records: { invocations: 4, checkpoints: 1 } });
+    expect((await runCli(['hold', '--release', 's-b', '--db', url])).code).toBe(0);
+    const missing = await runCli(['hold', '--release', 's-b', '--db', url]);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(await sessions(name)).toEqual({ 's-b': 2, 's-new': 2 });
+
+    // A record deleted outside hookledger after the prune: verify exits 5 naming it and its writer.
+    await adminSql(`DELETE FROM invocations WHERE session_id = 's-new'`, name);
+    const broken = await runCli(['verify', '--db', url]);
+    expect(broken.code).toBe(5);
+    expect(broken.stderr).toMatch(/writer host-b: invocation #\d+ \(link \d+\) is gone/);
+  }, 120_000);
 });

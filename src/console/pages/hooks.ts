@@ -1,5 +1,6 @@
 import { InputError } from '../../domain/errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
+import { floorHour } from '../../ledger/health-rollup.js';
 import { DEFAULT_HEALTH_WINDOW_MS } from '../../ledger/queries/health.js';
 import { seriesStep, type HealthPoint } from '../../ledger/queries/health-series.js';
 import { healthFlags } from '../../reports/health-text.js';
@@ -21,14 +22,28 @@ export async function hooksPage(ctx: PageContext): Promise<PageResult> {
   const untilText = ctx.query.get('until')?.trim() || '';
   const sinceText = ctx.query.get('since')?.trim() || '';
   const until = untilText ? parseNamedTimeBound('until', untilText, ctx.now) : ctx.now;
-  const since = sinceText ? parseNamedTimeBound('since', sinceText, ctx.now) : until - DEFAULT_HEALTH_WINDOW_MS;
+  // The default window starts on the hour, so that the table and the charts cover the same hours,
+  // all read from the hourly rollup (a partial first hour is aggregated live).
+  const since = sinceText ? parseNamedTimeBound('since', sinceText, ctx.now) : floorHour(until - DEFAULT_HEALTH_WINDOW_MS);
   if (since >= until) throw new InputError(`since: ${sinceText} is not before until ${untilText || 'now'}: the window is empty`);
   const hookId = ctx.query.get('hook')?.trim() || undefined;
-  const [report, series] = await Promise.all([
-    ctx.ledger.hookHealth({ since, until, now: ctx.now, ...(hookId ? { hookId } : {}) }),
-    // Buckets are whole hours, so that each is read from the hourly rollup; one read answers every bucket.
-    ctx.ledger.hookHealthSeries({ since, until, stepMs: seriesStep(since, until, BUCKETS), now: ctx.now, ...(hookId ? { hookId } : {}) }),
-  ]);
+  const report = await ctx.ledger.hookHealth({ since, until, now: ctx.now, ...(hookId ? { hookId } : {}) });
+  const slowest = hookId
+    ? [hookId]
+    : [...report.hooks]
+        .sort((a, b) => (b.p95Us ?? 0) - (a.p95Us ?? 0))
+        .slice(0, LATENCY_LINES)
+        .map((h) => h.hookId);
+  // Buckets are whole hours, read from the hourly rollup; one read answers every bucket, with
+  // percentiles only for the hooks the latency chart draws.
+  const series = await ctx.ledger.hookHealthSeries({
+    since,
+    until,
+    stepMs: seriesStep(since, until, BUCKETS),
+    now: ctx.now,
+    percentilesOf: slowest,
+    ...(hookId ? { hookId } : {}),
+  });
   const buckets = series.buckets;
   const x = buckets.map((b) => Math.floor(b.start / 1000));
   const sum = (hooks: HealthPoint[], f: (h: HealthPoint) => number) => hooks.reduce((n, h) => n + f(h), 0);
@@ -68,12 +83,6 @@ export async function hooksPage(ctx: PageContext): Promise<PageResult> {
       },
     ],
   };
-  const slowest = hookId
-    ? report.hooks.map((h) => h.hookId)
-    : [...report.hooks]
-        .sort((a, b) => (b.p95Us ?? 0) - (a.p95Us ?? 0))
-        .slice(0, LATENCY_LINES)
-        .map((h) => h.hookId);
   const latency = {
     kind: 'time',
     title: hookId ? `p50 and p95 of ${hookId} (ms)` : `p95 of the ${slowest.length} slowest hooks (ms)`,

@@ -16,11 +16,6 @@ import type { VerifyOptions } from '../verify.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
 import type { PostgresRecorder } from './write.js';
 
-/** What a method whose PostgreSQL module has not landed yet throws: one line, exit 3. */
-function unsupported(what: string): LedgerError {
-  return new LedgerError('ledger_engine_unsupported', `${what} is not supported on PostgreSQL yet`);
-}
-
 /**
  * The PostgreSQL engine: the `Ledger` interface over a `PostgresStore` (pool, migrations,
  * recovery, this process's writer lease). Like the SQLite engine it only delegates: each
@@ -55,17 +50,17 @@ export class PostgresLedger implements Ledger {
   async explain(ref: number | string) {
     return (await import('./queries/explain.js')).explainPostgres(this.pool, this.location, ref);
   }
-  async listDenials(_filter: InvocationFilter, _page: PageRequest): Promise<DenialPage> {
-    throw unsupported('denials');
+  async listDenials(filter: InvocationFilter, page: PageRequest): Promise<DenialPage> {
+    return (await import('./queries/denials.js')).listDenialsPostgres(this.pool, filter, page);
   }
-  async groupDenials(_filter: InvocationFilter, _groupBy: DenialGroupBy, _options: { limit?: number } = {}): Promise<DenialGroups> {
-    throw unsupported('denials --group-by');
+  async groupDenials(filter: InvocationFilter, groupBy: DenialGroupBy, options: { limit?: number } = {}): Promise<DenialGroups> {
+    return (await import('./queries/denials.js')).groupDenialsPostgres(this.pool, filter, groupBy, options);
   }
-  async listSessions(_filter: InvocationFilter, _page: PageRequest): Promise<SessionPage> {
-    throw unsupported('sessions');
+  async listSessions(filter: InvocationFilter, page: PageRequest): Promise<SessionPage> {
+    return (await import('./queries/sessions.js')).listSessionsPostgres(this.pool, filter, page);
   }
-  async sessionTimeline(_sessionId: string, _page: PageRequest, _filter: InvocationFilter = {}): Promise<SessionTimeline> {
-    throw unsupported('the session timeline');
+  async sessionTimeline(sessionId: string, page: PageRequest, filter: InvocationFilter = {}): Promise<SessionTimeline> {
+    return (await import('./queries/sessions.js')).sessionTimelinePostgres(this.pool, this.location, sessionId, page, filter);
   }
 
   // pgops: hook health, export, replay.
@@ -73,7 +68,7 @@ export class PostgresLedger implements Ledger {
     return (await import('./queries/health.js')).hookHealthPostgres(this.pool, this.location, options);
   }
   async hookHealthSeries(options: HealthSeriesOptions) {
-    return (await import('./queries/health.js')).hookHealthSeriesPostgres(this.pool, this.location, options);
+    return (await import('./queries/health-buckets.js')).hookHealthSeriesPostgres(this.pool, options);
   }
   async hookSetsInForce(since: number, until: number) {
     return (await import('./queries/hook-sets.js')).hookSetsInForcePostgres(this.pool, since, until);

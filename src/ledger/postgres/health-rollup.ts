@@ -3,10 +3,10 @@ import {
   BUCKET_COUNT,
   bucketRange,
   ceilHour,
-  countersFromRow,
   decodeHistogramInto,
   emptyAcc,
   emptyTotals,
+  histogramOf,
   encodeHistogram,
   floorHour,
   HOUR_MS,
@@ -15,10 +15,19 @@ import {
   SETTLE_MS,
   type HealthAcc,
   type HealthTotals,
-  type RollupRow,
   type RollupStats,
 } from '../health-rollup.js';
 import { HEALTH_COUNTERS } from '../queries/health.js';
+import type { StoredRow } from '../rows.js';
+import type { healthRollups } from '../schema.js';
+
+/** A stored rollup row (one hook, one hour). */
+type RollupRow = StoredRow<typeof healthRollups>;
+
+/** The counters of a stored rollup row (`pending` is never rolled up: an hour with one is not closed). */
+function countersFromRow(r: RollupRow): Omit<HealthAcc, 'hist'> {
+  return { ...r, violations: r.observe_only_violations, pending: 0, maxUs: r.max_us };
+}
 
 /**
  * The hook-health rollup on PostgreSQL: the same tables and the same rules as on SQLite
@@ -203,7 +212,7 @@ export async function rollupBucketsPostgres(
           const t = total(r.hour, r.hook_id);
           if (!t) continue;
           mergeCounters(t, countersFromRow(r));
-          decodeHistogramInto(r.histogram, t.hist);
+          if (r.timed > 0) decodeHistogramInto(r.histogram, histogramOf(t));
         }
         stats.rolledUp = built.length;
       }
@@ -227,7 +236,9 @@ export async function rollupBucketsPostgres(
             const t = total(hour, hook);
             if (!t) continue;
             mergeCounters(t, acc);
-            for (const [bucket, n] of acc.hist) t.hist[bucket] = t.hist[bucket]! + n;
+            if (acc.hist.size === 0) continue;
+            const hist = histogramOf(t);
+            for (const [bucket, n] of acc.hist) hist[bucket] = hist[bucket]! + n;
           }
         }
         // Whole hours of the span that are closed (stale hours included: they are replaced).

@@ -124,7 +124,7 @@ interface OpenInvocation {
 
 /** Records one runner's invocations into a PostgreSQL ledger (the `InvocationRecorder` of the runner). */
 export class PostgresRecorder {
-  private readonly host = hostname();
+  private readonly host: string;
   private readonly hookSetIds = new Map<string, number>();
   private readonly fingerprints = new Map<number, string>();
   private readonly redactors = new Map<number, Redactor>();
@@ -141,6 +141,7 @@ export class PostgresRecorder {
     private readonly location: string,
     options: LedgerWriterOptions = {},
   ) {
+    this.host = options.host ?? hostname();
     this.chained = options.chain ?? true;
   }
 

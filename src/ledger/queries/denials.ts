@@ -38,7 +38,7 @@ export interface DenialPage {
 }
 
 /** A denial row: the invocation's columns (typed by the schema) and its hook set's. */
-type DenialSqlRow = Pick<
+export type DenialSqlRow = Pick<
   InvocationRow,
   | 'id'
   | 'started_at'
@@ -56,15 +56,40 @@ type DenialSqlRow = Pick<
   | 'hook_set_id'
 > & { hs_name: string; hs_version: string; hs_fingerprint: string };
 
-/** `decision = 'deny'` is written as a literal so that SQLite can use the partial indexes declared for denials. */
-const DENIED = `i.decision = 'deny'`;
+/** `decision = 'deny'` is written as a literal so that the planner can use the partial indexes declared for denials. */
+export const DENIED = `i.decision = 'deny'`;
 
-function denialFilter(ledger: Ledger, filter: InvocationFilter, extra: string[] = [], extraParams: (string | number)[] = []) {
+/** The filter without its decision (denials are `deny`); InputError when it asks for another decision. */
+export function denialSelection(filter: InvocationFilter): Omit<InvocationFilter, 'decision'> {
   if (filter.decision !== undefined && filter.decision !== 'deny') {
     throw new InputError(`decision: denials are invocations decided "deny"; the filter asks for "${filter.decision}"`);
   }
   const { decision: _decision, ...rest } = filter;
-  return orderedFilterSql(ledger, rest, [DENIED, ...extra], extraParams, undefined, { deniedOnly: true });
+  return rest;
+}
+
+function denialFilter(ledger: Ledger, filter: InvocationFilter, extra: string[] = [], extraParams: (string | number)[] = []) {
+  return orderedFilterSql(ledger, denialSelection(filter), [DENIED, ...extra], extraParams, undefined, { deniedOnly: true });
+}
+
+/** The conditions a denials page adds to its filter: below the cursor's id. */
+export function denialPageConditions(after: number | null): { extra: string[]; extraParams: number[] } {
+  return after === null ? { extra: [], extraParams: [] } : { extra: ['i.id < ?'], extraParams: [after] };
+}
+
+/** A denials page's query (`?` placeholders: the filter's, then limit + 1 and offset), on either engine. */
+export function denialsPageSql(where: string): string {
+  return `SELECT i.id, i.started_at, i.session_id, i.turn, i.agent, i.point, i.event_name, i.tool_name, i.tool_use_id, i.decisive_hook_id,
+       i.reason_code, i.message, i.input_json, i.hook_set_id, h.name AS hs_name, h.version AS hs_version, h.fingerprint AS hs_fingerprint
+     FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id
+     ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`;
+}
+
+/** The page from `limit + 1` rows of `denialsPageSql`: the cursor is the last row's id. */
+export function denialPageFrom(rows: DenialSqlRow[], limit: number): DenialPage {
+  const more = rows.length > limit;
+  const pageRows = (more ? rows.slice(0, limit) : rows).map(denialFromRow);
+  return { rows: pageRows, nextCursor: more ? encodeCursor('denials', pageRows[pageRows.length - 1]!.invocationId) : null };
 }
 
 /**
@@ -75,20 +100,12 @@ function denialFilter(ledger: Ledger, filter: InvocationFilter, extra: string[] 
  */
 export function listDenials(ledger: Ledger, filter: InvocationFilter, page: PageRequest): DenialPage {
   const { limit, offset, after } = checkPage(page, 'denials');
-  const { where, params } = denialFilter(ledger, filter, after === null ? [] : ['i.id < ?'], after === null ? [] : [after]);
-  const rows = prepared<unknown[], DenialSqlRow>(
-    ledger,
-    `SELECT i.id, i.started_at, i.session_id, i.turn, i.agent, i.point, i.event_name, i.tool_name, i.tool_use_id, i.decisive_hook_id,
-       i.reason_code, i.message, i.input_json, i.hook_set_id, h.name AS hs_name, h.version AS hs_version, h.fingerprint AS hs_fingerprint
-     FROM invocations i JOIN hook_sets h ON h.id = i.hook_set_id
-     ${where} ORDER BY i.id DESC LIMIT ? OFFSET ?`,
-  ).all(...params, limit + 1, offset);
-  const more = rows.length > limit;
-  const pageRows = (more ? rows.slice(0, limit) : rows).map(denialFromRow);
-  return { rows: pageRows, nextCursor: more ? encodeCursor('denials', pageRows[pageRows.length - 1]!.invocationId) : null };
+  const { extra, extraParams } = denialPageConditions(after);
+  const { where, params } = denialFilter(ledger, filter, extra, extraParams);
+  return denialPageFrom(prepared<unknown[], DenialSqlRow>(ledger, denialsPageSql(where)).all(...params, limit + 1, offset), limit);
 }
 
-function denialFromRow(r: DenialSqlRow): DenialRow {
+export function denialFromRow(r: DenialSqlRow): DenialRow {
   return {
     invocationId: r.id,
     startedAt: r.started_at,
@@ -138,6 +155,26 @@ export interface DenialGroups {
   groups: DenialGroup[];
 }
 
+/** InputError unless `groupBy` is one of DENIAL_GROUPS. */
+export function checkGroupBy(groupBy: DenialGroupBy): void {
+  if (!(DENIAL_GROUPS as readonly string[]).includes(groupBy)) {
+    throw new InputError(`group-by: "${groupBy}" is not a grouping (expected one of ${DENIAL_GROUPS.join(', ')})`);
+  }
+}
+
+/** A row of the grouping query, as each engine's query returns it. */
+export type DenialGroupSqlRow = DenialGroup & { total: number; total_groups: number };
+
+/** The result from the grouping query's rows (days are read newest first, shown in calendar order). */
+export function denialGroupsFrom(groupBy: DenialGroupBy, rows: DenialGroupSqlRow[]): DenialGroups {
+  return {
+    groupBy,
+    total: rows[0]?.total ?? 0,
+    totalGroups: rows[0]?.total_groups ?? 0,
+    groups: (groupBy === 'day' ? rows.reverse() : rows).map((r) => ({ key: r.key, count: r.count, firstAt: r.firstAt, lastAt: r.lastAt })),
+  };
+}
+
 /** Counts denials per hook, tool, reason code, session or day. */
 export function groupDenials(
   ledger: Ledger,
@@ -145,23 +182,16 @@ export function groupDenials(
   groupBy: DenialGroupBy,
   options: { limit?: number } = {},
 ): DenialGroups {
-  if (!(DENIAL_GROUPS as readonly string[]).includes(groupBy)) {
-    throw new InputError(`group-by: "${groupBy}" is not a grouping (expected one of ${DENIAL_GROUPS.join(', ')})`);
-  }
+  checkGroupBy(groupBy);
   const limit = options.limit ?? 10_000;
   const { where, params } = denialFilter(ledger, filter);
   // Days: the most recent `limit` days, shown in calendar order.
   const order = groupBy === 'day' ? 'key DESC' : 'count DESC, key';
-  const rows = prepared<unknown[], DenialGroup & { total: number; total_groups: number }>(
+  const rows = prepared<unknown[], DenialGroupSqlRow>(
     ledger,
     `SELECT ${GROUP_KEYS[groupBy]} AS key, count(*) AS count, min(i.started_at) AS firstAt, max(i.started_at) AS lastAt,
        sum(count(*)) OVER () AS total, count(*) OVER () AS total_groups
      FROM invocations i ${where} GROUP BY key ORDER BY ${order} LIMIT ?`,
   ).all(...params, limit);
-  return {
-    groupBy,
-    total: rows[0]?.total ?? 0,
-    totalGroups: rows[0]?.total_groups ?? 0,
-    groups: (groupBy === 'day' ? rows.reverse() : rows).map((r) => ({ key: r.key, count: r.count, firstAt: r.firstAt, lastAt: r.lastAt })),
-  };
+  return denialGroupsFrom(groupBy, rows);
 }

@@ -84,6 +84,74 @@ export function orderedFilterSql(
    */
   options: { deniedOnly?: boolean } = {},
 ): SqlCondition {
+  const lookups: FilterLookups = {};
+  if (filter.hookSet !== undefined) lookups.hookSetIds = hookSetIds(ledger, filter.hookSet);
+  if (lookups.hookSetIds?.length !== 0 && (filter.since !== undefined || filter.until !== undefined)) {
+    const key = idRangeKey(filter, options);
+    let bounds = memo?.get(key);
+    if (!bounds) {
+      bounds = prepared<[number, number], IdRange>(ledger, idRangeSql(options, 'INDEXED BY invocations_deny_started_at')).get(
+        ...idRangeParams(filter),
+      )!;
+      memo?.set(key, bounds);
+    }
+    lookups.idRange = bounds;
+  }
+  return filterConditions(filter, lookups, extra, extraParams, SQLITE_DIALECT);
+}
+
+/** How filter SQL is spelt on one engine (the rest is the same SQL). */
+export interface FilterDialect {
+  /**
+   * A column the condition filters on without choosing an index for it: SQLite's unary `+`
+   * keeps its planner on the index the query walks. PostgreSQL has no such hint (and no unary
+   * `+` on text); its planner weighs the conditions itself.
+   */
+  unindexed(column: string): string;
+}
+
+export const SQLITE_DIALECT: FilterDialect = { unindexed: (column) => `+${column}` };
+
+/** What a filter needs read from the ledger before its SQL can be written (see orderedFilterSql). */
+export interface FilterLookups {
+  /** The hook sets a `hookSet` filter names (empty: none, so nothing matches). */
+  hookSetIds?: number[];
+  /** The id range of the invocations in the filter's time window. */
+  idRange?: IdRange;
+}
+
+/** The memo key of a time window's id range. */
+export function idRangeKey(filter: InvocationFilter, options: { deniedOnly?: boolean } = {}): string {
+  return `${options.deniedOnly ? 'deny:' : ''}${filter.since}:${filter.until}`;
+}
+
+/**
+ * The min and max id of the invocations in a time window (`?` placeholders: since, until; see
+ * `idRangeParams`): min/max over the whole range, not the first and last entry, since ids need
+ * not follow start times. `indexHint` names the denials' own index where the engine takes one.
+ */
+export function idRangeSql(options: { deniedOnly?: boolean }, indexHint = ''): string {
+  return options.deniedOnly
+    ? `SELECT min(id) AS lo, max(id) AS hi FROM invocations ${indexHint} WHERE decision = 'deny' AND started_at >= ? AND started_at < ?`
+    : 'SELECT min(id) AS lo, max(id) AS hi FROM invocations WHERE started_at >= ? AND started_at < ?';
+}
+
+/** The parameters of `idRangeSql`: an open bound is the widest there is. */
+export function idRangeParams(filter: InvocationFilter): [number, number] {
+  return [filter.since ?? Number.MIN_SAFE_INTEGER, filter.until ?? Number.MAX_SAFE_INTEGER];
+}
+
+/**
+ * The WHERE clause of `orderedFilterSql` once its lookups are done, with `?` placeholders: the
+ * same conditions on every engine, spelt by `dialect`.
+ */
+export function filterConditions(
+  filter: InvocationFilter,
+  lookups: FilterLookups,
+  extra: string[],
+  extraParams: (string | number)[],
+  dialect: FilterDialect,
+): SqlCondition {
   const conditions: string[] = [];
   const params: (string | number)[] = [];
   const add = (condition: string, ...values: (string | number)[]) => {
@@ -94,43 +162,33 @@ export function orderedFilterSql(
   // The caller's own conditions stay: their parameters are bound whatever the filter selects.
   const empty = { where: `WHERE ${['i.id < 0', ...extra].join(' AND ')}`, params: [...extraParams] };
   const bySession = filter.sessionId !== undefined;
-  const other = bySession ? '+' : '';
+  const { unindexed } = dialect;
+  const other = (column: string) => (bySession ? unindexed(column) : column);
   if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);
-  if (filter.toolName !== undefined) add(`${other}i.tool_name = ?`, filter.toolName);
-  if (filter.hookId !== undefined) add(`${other}i.decisive_hook_id = ?`, filter.hookId);
-  if (filter.reasonCode !== undefined) add(`${other}i.reason_code = ?`, filter.reasonCode);
-  if (filter.point !== undefined) add(`${other}i.point = ?`, filter.point);
-  if (filter.decision !== undefined) add(`${other}i.decision = ?`, filter.decision);
+  if (filter.toolName !== undefined) add(`${other('i.tool_name')} = ?`, filter.toolName);
+  if (filter.hookId !== undefined) add(`${other('i.decisive_hook_id')} = ?`, filter.hookId);
+  if (filter.reasonCode !== undefined) add(`${other('i.reason_code')} = ?`, filter.reasonCode);
+  if (filter.point !== undefined) add(`${other('i.point')} = ?`, filter.point);
+  if (filter.decision !== undefined) add(`${other('i.decision')} = ?`, filter.decision);
   // No index on agent or host: both filter rows read in id order through another index or the primary key.
   if (filter.agent !== undefined) {
     // `name/` up to (excluding) `name0` ('0' follows '/') holds exactly the subagents `name/...`.
-    add('(+i.agent = ? OR (+i.agent >= ? AND +i.agent < ?))', filter.agent, `${filter.agent}/`, `${filter.agent}0`);
+    const agent = unindexed('i.agent');
+    add(`(${agent} = ? OR (${agent} >= ? AND ${agent} < ?))`, filter.agent, `${filter.agent}/`, `${filter.agent}0`);
   }
-  if (filter.host !== undefined) add('+i.host = ?', filter.host);
+  if (filter.host !== undefined) add(`${unindexed('i.host')} = ?`, filter.host);
   if (filter.hookSet !== undefined) {
-    const ids = hookSetIds(ledger, filter.hookSet);
+    const ids = lookups.hookSetIds ?? [];
     if (ids.length === 0) return empty;
-    if (ids.length === 1) add(`${other}i.hook_set_id = ?`, ids[0]!);
-    else add(`+i.hook_set_id IN (${ids.map(() => '?').join(', ')})`, ...ids);
+    if (ids.length === 1) add(`${other('i.hook_set_id')} = ?`, ids[0]!);
+    else add(`${unindexed('i.hook_set_id')} IN (${ids.map(() => '?').join(', ')})`, ...ids);
   }
   if (filter.since !== undefined || filter.until !== undefined) {
-    const key = `${options.deniedOnly ? 'deny:' : ''}${filter.since}:${filter.until}`;
-    let bounds = memo?.get(key);
-    if (!bounds) {
-      // min/max over the whole range, not the first and last entry: ids need not follow start times.
-      bounds = prepared<[number, number], IdRange>(
-        ledger,
-        options.deniedOnly
-          ? `SELECT min(id) AS lo, max(id) AS hi FROM invocations INDEXED BY invocations_deny_started_at
-             WHERE decision = 'deny' AND started_at >= ? AND started_at < ?`
-          : 'SELECT min(id) AS lo, max(id) AS hi FROM invocations WHERE started_at >= ? AND started_at < ?',
-      ).get(filter.since ?? Number.MIN_SAFE_INTEGER, filter.until ?? Number.MAX_SAFE_INTEGER)!;
-      memo?.set(key, bounds);
-    }
-    if (bounds.lo === null || bounds.hi === null) return empty;
+    const bounds = lookups.idRange;
+    if (!bounds || bounds.lo === null || bounds.hi === null) return empty;
     add('i.id >= ? AND i.id <= ?', bounds.lo, bounds.hi);
-    if (filter.since !== undefined) add('+i.started_at >= ?', filter.since);
-    if (filter.until !== undefined) add('+i.started_at < ?', filter.until);
+    if (filter.since !== undefined) add(`${unindexed('i.started_at')} >= ?`, filter.since);
+    if (filter.until !== undefined) add(`${unindexed('i.started_at')} < ?`, filter.until);
   }
   conditions.push(...extra);
   params.push(...extraParams);

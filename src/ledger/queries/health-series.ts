@@ -15,6 +15,11 @@ export interface HealthSeriesOptions {
   hookId?: string;
   /** The time hours are judged closed against; default now. */
   now?: number;
+  /**
+   * Only these hooks get p50/p95 (the others' are null): reading duration histograms is most of
+   * the cost, and a chart draws the latency of a few hooks. Default: every hook.
+   */
+  percentilesOf?: readonly string[];
 }
 
 /** One hook in one bucket: what the over-time charts draw. Durations in µs. */
@@ -81,39 +86,28 @@ export function seriesFrom(options: HealthSeriesOptions, points: Map<number, Hea
  * bucket's merged duration histogram (within about 1.1% of the exact value, see health.ts).
  */
 export function hookHealthSeries(ledger: Ledger, options: HealthSeriesOptions): HealthSeries {
-  seriesStarts(options);
-  const { buckets } = rollupBuckets(
-    ledger,
-    floorHour(options.since),
-    options.until,
-    options.hookId,
-    options.now ?? Date.now(),
-    seriesBucketOfHour(options),
-  );
-  return seriesFromBuckets(options, buckets);
-}
-
-/** The key of the bucket an hour falls in: its bucket's start (both engines' rollup reads take it). */
-export function seriesBucketOfHour(options: HealthSeriesOptions): (hour: number) => number {
   const origin = floorHour(options.since);
-  return (hour) => origin + Math.floor((hour - origin) / options.stepMs) * options.stepMs;
-}
-
-/** The series from the rollup's per-bucket totals (both engines). */
-export function seriesFromBuckets(options: HealthSeriesOptions, buckets: Map<number, Map<string, HealthTotals>>): HealthSeries {
+  seriesStarts(options);
+  const { buckets } = rollupBuckets(ledger, origin, options.until, options.hookId, options.now ?? Date.now(), {
+    origin,
+    stepMs: options.stepMs,
+    ...(options.percentilesOf ? { histogramsOf: options.percentilesOf } : {}),
+  });
+  const wanted = options.percentilesOf ? new Set(options.percentilesOf) : null;
   const points = new Map<number, HealthPoint[]>();
   for (const [start, hooks] of buckets) {
     const list: HealthPoint[] = [];
     for (const [hookId, t] of hooks) {
       if (t.runs === 0) continue;
+      const timed = wanted === null || wanted.has(hookId);
       list.push({
         hookId,
         runs: t.runs,
         denials: t.denials,
         failures: t.failures,
         timeouts: t.timeouts,
-        p50Us: histogramPercentile(t, 0.5),
-        p95Us: histogramPercentile(t, 0.95),
+        p50Us: timed ? histogramPercentile(t, 0.5) : null,
+        p95Us: timed ? histogramPercentile(t, 0.95) : null,
       });
     }
     points.set(start, list);

@@ -35,7 +35,8 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
-interface SummarySqlRow {
+/** A session summary as the queries return it (either engine). */
+export interface SummarySqlRow {
   first_seen: number | null;
   last_seen: number | null;
   invocations: number;
@@ -48,7 +49,8 @@ interface SummarySqlRow {
   agents?: string | null;
 }
 
-function summaryFromRow(sessionId: string, r: SummarySqlRow, ledger?: Ledger): SessionSummary {
+/** The summary from its row; `agents` absent is read from a SQLite `ledger`. */
+export function summaryFromRow(sessionId: string, r: SummarySqlRow, ledger?: Ledger): SessionSummary {
   const agents = r.agents !== undefined ? r.agents : ledger ? sessionAgents(ledger, sessionId) : null;
   return {
     sessionId,
@@ -163,7 +165,8 @@ function firstPageFromSummaries(ledger: Ledger, limit: number, offset: number): 
   };
 }
 
-const WALK_BATCH = 2000;
+/** Invocations read per step of the sessions walk. */
+export const WALK_BATCH = 2000;
 
 /** Whether the session has a matching invocation in [id, top] (the ids earlier pages walked); no `top`: at or above id. */
 function activeSince(
@@ -224,7 +227,7 @@ export interface SessionTimeline {
 }
 
 /** A timeline row: the invocation's columns (typed by the schema) and per-invocation counts. */
-type TimelineSqlRow = Pick<
+export type TimelineSqlRow = Pick<
   InvocationRow,
   | 'id'
   | 'started_at'
@@ -270,6 +273,11 @@ export function sessionTimeline(ledger: Ledger, sessionId: string, page: PageReq
          WHERE o.invocation_id = i.id AND o.modified_input_json IS NOT NULL AND o.failure_reason IS NULL ORDER BY o.execution_order)) END AS modified_by
      FROM invocations i ${where} ORDER BY i.id LIMIT ? OFFSET ?`,
   ).all(...params, limit + 1, offset);
+  return timelineFrom(session, rows, limit);
+}
+
+/** The timeline page from `limit + 1` rows (either engine): the cursor is the last event's id. */
+export function timelineFrom(session: SessionSummary, rows: TimelineSqlRow[], limit: number): SessionTimeline {
   const more = rows.length > limit;
   const events = (more ? rows.slice(0, limit) : rows).map((r): TimelineEvent => ({
     invocationId: r.id,

@@ -27,6 +27,15 @@ import { asReadError } from './read.js';
  * they match, never twice.
  */
 
+/** The filter's condition with the keyset bound last (`i.id > ?`); its lookups' failures are read errors. */
+async function filterOf(pool: pg.Pool, location: string, filter: InvocationFilter) {
+  try {
+    return await pgFilterSql(pool, filter, ['i.id > ?']);
+  } catch (error) {
+    throw asReadError(location, 'export', error);
+  }
+}
+
 /** Invocations per query: a few hundred KiB of rows whatever the ledger size, few round trips. */
 const BATCH = 500;
 /** Characters per yielded text chunk (below V8's large-object size, as on SQLite). */
@@ -64,7 +73,7 @@ async function* prefetched<R>(fetch: (last: number) => Promise<Batch<R> | null>)
 
 /** Every invocation the filter selects, oldest first, with its outcomes. */
 export async function* exportRecordsPostgres(pool: pg.Pool, location: string, filter: InvocationFilter): AsyncGenerator<ExportRecord> {
-  const { where, params } = pgFilterSql(filter, ['i.id > ?']);
+  const { where, params } = await filterOf(pool, location, filter);
   const text = numbered(`SELECT i.* FROM invocations i ${where} ORDER BY i.id LIMIT ${BATCH}`);
   const hookSets = new Map<number, HookSetRow>();
   const fetch = async (last: number): Promise<Batch<ExportRecord> | null> => {
@@ -124,7 +133,7 @@ type CsvRaw = [
  * `outcomes_invocation` does all three).
  */
 async function* csvLines(pool: pg.Pool, location: string, filter: InvocationFilter): AsyncGenerator<string[]> {
-  const { where, params } = pgFilterSql(filter, ['i.id > ?']);
+  const { where, params } = await filterOf(pool, location, filter);
   const text = numbered(
     `SELECT i.id, i.started_at, i.duration_us, i.point, i.event_name, i.session_id, i.turn, i.tool_name, i.tool_use_id, i.agent,
        i.status, i.decision, i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json IS NOT NULL,

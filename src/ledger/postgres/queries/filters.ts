@@ -1,39 +1,60 @@
-import type { InvocationFilter, SqlCondition } from '../../queries/filters.js';
+import type pg from 'pg';
+import {
+  filterConditions,
+  idRangeKey,
+  idRangeParams,
+  idRangeSql,
+  type FilterDialect,
+  type FilterLookups,
+  type IdRange,
+  type InvocationFilter,
+  type SqlCondition,
+} from '../../queries/filters.js';
+import { numbered } from '../placeholders.js';
 
 /**
- * The invocation filter (ledger/queries/filters.ts) as a PostgreSQL condition over `invocations`
- * aliased `i`, with `?` placeholders (number the finished statement with `numbered`). The same
- * selection as SQLite's `orderedFilterSql`, written for PostgreSQL's planner rather than
- * SQLite's: SQLite's rewrites steer its planner (`+column` keeps a column from choosing an
- * index, a time window becomes an id range looked up first), which PostgreSQL does from its
- * statistics, and `+` is not an operator on text there. Hook-set names and fingerprints are a
- * subquery instead of ids resolved beforehand, and the agent's subagents are a prefix test
- * (`starts_with`), which does not depend on the database's collation.
+ * The invocation filter on PostgreSQL: the conditions of ledger/queries/filters.ts, the same SQL
+ * apart from the placeholders and SQLite's index hints; only the lookups a filter needs first
+ * (hook set ids, a time window's id range) are read here.
  */
-export function pgFilterSql(filter: InvocationFilter, extra: string[] = [], extraParams: (string | number)[] = []): SqlCondition {
-  const conditions: string[] = [];
-  const params: (string | number)[] = [];
-  const add = (condition: string, ...values: (string | number)[]) => {
-    conditions.push(condition);
-    params.push(...values);
-  };
-  if (filter.sessionId !== undefined) add('i.session_id = ?', filter.sessionId);
-  if (filter.toolName !== undefined) add('i.tool_name = ?', filter.toolName);
-  if (filter.hookId !== undefined) add('i.decisive_hook_id = ?', filter.hookId);
-  if (filter.reasonCode !== undefined) add('i.reason_code = ?', filter.reasonCode);
-  if (filter.point !== undefined) add('i.point = ?', filter.point);
-  if (filter.decision !== undefined) add('i.decision = ?', filter.decision);
-  if (filter.agent !== undefined) add('(i.agent = ? OR starts_with(i.agent, ?))', filter.agent, `${filter.agent}/`);
-  if (filter.host !== undefined) add('i.host = ?', filter.host);
-  if (filter.hookSet !== undefined) {
-    const prefix = filter.hookSet.toLowerCase();
-    if (/^[0-9a-f]{6,64}$/.test(prefix)) {
-      add('i.hook_set_id IN (SELECT id FROM hook_sets WHERE name = ? OR starts_with(fingerprint, ?))', filter.hookSet, prefix);
-    } else add('i.hook_set_id IN (SELECT id FROM hook_sets WHERE name = ?)', filter.hookSet);
+
+/** No unary `+` hint: PostgreSQL's planner weighs the conditions itself (and has no `+` on text). */
+export const POSTGRES_DIALECT: FilterDialect = { unindexed: (column) => column };
+
+/** As `orderedFilterSql` (ledger/queries/filters.ts), with `?` placeholders: pass the query through `numbered`. */
+export async function pgFilterSql(
+  pool: pg.Pool,
+  filter: InvocationFilter,
+  extra: string[] = [],
+  extraParams: (string | number)[] = [],
+  memo?: Map<string, IdRange>,
+  options: { deniedOnly?: boolean } = {},
+): Promise<SqlCondition> {
+  const lookups: FilterLookups = {};
+  if (filter.hookSet !== undefined) lookups.hookSetIds = await hookSetIdsPostgres(pool, filter.hookSet);
+  if (lookups.hookSetIds?.length !== 0 && (filter.since !== undefined || filter.until !== undefined)) {
+    const key = idRangeKey(filter, options);
+    let bounds = memo?.get(key);
+    if (!bounds) {
+      bounds = (await pool.query<IdRange>({ text: numbered(idRangeSql(options)), values: idRangeParams(filter) })).rows[0]!;
+      memo?.set(key, bounds);
+    }
+    lookups.idRange = bounds;
   }
-  if (filter.since !== undefined) add('i.started_at >= ?', filter.since);
-  if (filter.until !== undefined) add('i.started_at < ?', filter.until);
-  conditions.push(...extra);
-  params.push(...extraParams);
-  return { where: conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '', params };
+  return filterConditions(filter, lookups, extra, extraParams, POSTGRES_DIALECT);
+}
+
+/**
+ * The hook sets a `hookSet` filter names: by name, or by fingerprint prefix (6+ hex characters).
+ * `starts_with` rather than SQLite's range, whose text comparison would follow the database's
+ * collation here.
+ */
+export async function hookSetIdsPostgres(pool: pg.Pool, nameOrFingerprint: string): Promise<number[]> {
+  const prefix = nameOrFingerprint.toLowerCase();
+  const { rows } = await pool.query<{ id: number }>({
+    name: 'hl_hook_set_ids',
+    text: 'SELECT id FROM hook_sets WHERE name = $1 OR ($2::boolean AND starts_with(fingerprint, $3)) ORDER BY id',
+    values: [nameOrFingerprint, /^[0-9a-f]{6,64}$/.test(prefix), prefix],
+  });
+  return rows.map((r) => r.id);
 }

@@ -1,12 +1,5 @@
 import type pg from 'pg';
-import { bucketRange, floorHour } from '../../health-rollup.js';
-import {
-  seriesBucketOfHour,
-  seriesFromBuckets,
-  seriesStarts,
-  type HealthSeries,
-  type HealthSeriesOptions,
-} from '../../queries/health-series.js';
+import { bucketRange } from '../../health-rollup.js';
 import {
   healthWindow,
   histogramPercentile,
@@ -18,7 +11,7 @@ import {
   type HealthReport,
   type HookHealth,
 } from '../../queries/health.js';
-import { rollupBucketsPostgres, rollupTotalsPostgres } from '../health-rollup.js';
+import { rollupTotalsPostgres } from '../health-rollup.js';
 import { pgRead } from './read.js';
 
 /** The rank-th duration of a hook's runs in one histogram bucket (outcomes_health: hook, duration, start). */
@@ -76,24 +69,5 @@ export async function hookHealthPostgres(pool: pg.Pool, location: string, option
         }),
     );
     return { since, until, hooks: sortHooks(hooks) };
-  });
-}
-
-/**
- * Hook health over time on PostgreSQL (the console's charts): one read of the rollup for the
- * whole window, kept apart per bucket, as `hookHealthSeries` does on SQLite.
- */
-export async function hookHealthSeriesPostgres(pool: pg.Pool, location: string, options: HealthSeriesOptions): Promise<HealthSeries> {
-  seriesStarts(options);
-  return pgRead(location, 'report hook health over time', async () => {
-    const { buckets } = await rollupBucketsPostgres(
-      pool,
-      floorHour(options.since),
-      options.until,
-      options.hookId,
-      options.now ?? Date.now(),
-      seriesBucketOfHour(options),
-    );
-    return seriesFromBuckets(options, buckets);
   });
 }

@@ -31,7 +31,7 @@ export async function openReplaySourcePostgres(
 ): Promise<ReplaySourceReader> {
   return pgRead(location, 'read the replay selection', async () => {
     // Only completed invocations have a recorded decision to compare against.
-    const { where, params } = pgFilterSql(selection.filter, [`i.status = 'completed'`]);
+    const { where, params } = await pgFilterSql(pool, selection.filter, [`i.status = 'completed'`]);
     const maxId = (await pool.query<{ max: number }>('SELECT coalesce(max(id), 0) AS max FROM invocations')).rows[0]!.max;
     let lastId = 0;
     if (selection.limit !== undefined) {

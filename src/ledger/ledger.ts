@@ -126,6 +126,8 @@ export type SqliteOpenOptions = OpenLedgerOptions;
 /** PostgreSQL: a `postgres://` or `postgresql://` connection URL. */
 export interface PostgresOpenOptions {
   url: string;
+  /** Open without writing: no migrations, no recovery (readers: the console, the audit report). */
+  readonly?: boolean;
 }
 /** Where the ledger is. A `path` that is a PostgreSQL URL (as `--db`/`HOOKLEDGER_DB` may hold) opens PostgreSQL. */
 export type OpenOptions = SqliteOpenOptions | PostgresOpenOptions;
@@ -164,7 +166,7 @@ export async function openLedger(options: OpenOptions): Promise<Ledger> {
     return SqliteLedger.open(options as SqliteOpenOptions);
   }
   const engine = await loadPostgresEngine(url);
-  return engine.openPostgresLedger({ url });
+  return engine.openPostgresLedger({ url, ...(options.readonly ? { readonly: true } : {}) });
 }
 
 /** Where the compiled PostgreSQL engine is, from this module (dist/ledger/, src/ledger/ under tsx, or the claude bundle). */

@@ -113,7 +113,6 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
   const started = Date.now();
   const batchSize = pruneBatchSize(options, started);
   const s = ledger.sqlite;
-  const pauseMs = options.pauseMs ?? 5;
   const before = options.before;
 
   const held = s.prepare(PRUNE_SQL.held).all(before) as { sessionId: string; invocations: number }[];
@@ -129,16 +128,44 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
   }
 
   const batch = new PruneBatch(s);
+  return runPruneBatches(report, options, started, ledger.path, describeSqliteError, (afterId) => batch.run(before, afterId, batchSize));
+}
+
+/** What one batch removed. */
+export interface PruneBatchResult {
+  invocations: number;
+  outcomes: number;
+  links: number;
+  checkpointId: number;
+  /** The last invocation id the batch removed: the next batch starts after it. */
+  lastId: number;
+}
+
+/**
+ * Runs batches (each engine's own) until one finds nothing left (null), adding each to the report
+ * and pausing between them so that waiting writers get in. A failing batch stops the prune with
+ * one line saying how far it got (what earlier batches removed stays removed, each with its
+ * checkpoint).
+ */
+export async function runPruneBatches(
+  report: PruneReport,
+  options: PruneOptions,
+  started: number,
+  location: string,
+  describeError: (error: unknown) => string,
+  runBatch: (afterId: number) => PruneBatchResult | null | Promise<PruneBatchResult | null>,
+): Promise<PruneReport> {
+  const pauseMs = options.pauseMs ?? 5;
   let afterId = 0;
   for (;;) {
     const t0 = performance.now();
-    let result: ReturnType<PruneBatch['run']>;
+    let result: PruneBatchResult | null;
     try {
-      result = batch.run(before, afterId, batchSize);
+      result = await runBatch(afterId);
     } catch (error) {
       throw new LedgerError(
         'ledger_write_failed',
-        `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${ledger.path}: ${describeSqliteError(error)}`,
+        `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${location}: ${describeError(error)}`,
         { cause: error },
       );
     }
@@ -159,11 +186,7 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
 
 /** One batch's statements, prepared once per prune. */
 class PruneBatch {
-  private readonly tx: (
-    before: number,
-    afterId: number,
-    limit: number,
-  ) => { invocations: number; outcomes: number; links: number; checkpointId: number; lastId: number } | null;
+  private readonly tx: (before: number, afterId: number, limit: number) => PruneBatchResult | null;
 
   constructor(s: Database.Database) {
     const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLedger, type Ledger } from '../../src/ledger/ledger.js';
 import { runHookledger, startConsole, TEST_TOKEN, type RunningConsole } from '../../scripts/console-support.js';
-import { freshDatabase } from '../postgres/support.js';
+import { adminSql, freshDatabase } from '../postgres/support.js';
 import { recordOnBoth } from './postgres-scenario.js';
 
 // `hookledger console --db postgres://…` over real HTTP, against the same records on SQLite:
@@ -186,6 +186,11 @@ describe('console on PostgreSQL', () => {
     else expect(body).toMatch(/Verify could not run: [^<]*not supported on PostgreSQL yet/);
   });
 
+  it('/replays: the same (no runs) as on SQLite, or one line', async () => {
+    const page = await samePage('/replays', (l) => l.listReplayRuns(), /replay/i);
+    if (page) expect(page.postgres).toContain('No replay runs yet.');
+  });
+
   it('a CSV download: the same bytes as on SQLite, or one line', async () => {
     const download = async (server: RunningConsole) => {
       const res = await fetch(`${server.url}/export.csv?decision=deny`, { headers: { cookie: await cookieFor(server) } });
@@ -227,5 +232,26 @@ describe('console on PostgreSQL', () => {
     expect(html).toMatch(new RegExp(`writer (<span class="value">)?${WRITER}(</span>)?: link`));
     expect(html).toContain('console-pg');
     expect(html).toContain('pg-s2');
+  });
+
+  it("opens the ledger read-only: a dead writer's unfinished invocation is left for a writer to recover", async () => {
+    const { name, url } = await freshDatabase('console_ro');
+    await recordOnBoth(join(dir, 'readonly.db'), url, 'gone-writer');
+    await adminSql(`UPDATE invocations SET status = 'running' WHERE id = 6`, name);
+    await adminSql(`UPDATE writers SET lease_until = 0`, name);
+    const status = async () => (await adminSql<{ status: string }>('SELECT status FROM invocations WHERE id = 6', name))[0]!.status;
+    const reader = await startConsole(url);
+    try {
+      const cookie = await cookieFor(reader);
+      for (const path of ['/sessions', '/integrity', '/invocations/6']) {
+        expect((await fetch(`${reader.url}${path}`, { headers: { cookie } })).status, path).toBe(200);
+      }
+    } finally {
+      await reader.stop();
+    }
+    expect(await status()).toBe('running');
+    // What the console did not do: any command that opens the ledger to write recovers it.
+    await runHookledger(['explain', '6', '--db', url]);
+    expect(await status()).toBe('interrupted');
   });
 });

@@ -71,6 +71,8 @@ async function counts(database: string, sql: (text: string, database: string) =>
 /** A one-shot command per kind of access: reads, and writes of each writer path. */
 const reads = (db: string) => [
   ['explain', '1', '--db', db],
+  ['denials', '--db', db],
+  ['sessions', '--db', db],
   ['verify', '--db', db],
   ['hold', '--list', '--db', db],
 ];

@@ -323,6 +323,11 @@ describe('hookledger prune / hold / verify on PostgreSQL', () => {
     expect(missing.code).toBe(4);
     expect(missing.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(await sessions(name)).toEqual({ 's-b': 2, 's-new': 2 });
+    // The session list, from summaries the prune left stale, counts what remains.
+    const listed = await runCli(['sessions', '--db', url, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = (JSON.parse(listed.stdout) as { rows: { sessionId: string; invocations: number }[] }).rows;
+    expect(Object.fromEntries(rows.map((r) => [r.sessionId, r.invocations]))).toEqual({ 's-b': 2, 's-new': 2 });
 
     // A record deleted outside hookledger after the prune: verify exits 5 naming it and its writer.
     await adminSql(`DELETE FROM invocations WHERE session_id = 's-new'`, name);

@@ -139,5 +139,5 @@ export class PostgresLedger implements Ledger {
  * server cannot be reached, refuses the credentials, or the schema cannot be brought up to date.
  */
 export async function openPostgresLedger(options: PostgresOpenOptions): Promise<Ledger> {
-  return PostgresLedger.open({ url: options.url });
+  return PostgresLedger.open({ url: options.url, ...(options.readonly ? { readonly: true } : {}) });
 }

@@ -1,7 +1,16 @@
 import { LedgerError } from '../../domain/errors.js';
 import { HOUR_MS } from '../health-rollup.js';
 import { CHECKPOINT_SELECT, checkpointEntry, type RawRow } from '../integrity.js';
-import { PRUNE_SQL, pruneBatchSize, removedRuns, startPruneReport, type PruneOptions, type PruneReport } from '../prune.js';
+import {
+  PRUNE_SQL,
+  pruneBatchSize,
+  removedRuns,
+  runPruneBatches,
+  startPruneReport,
+  type PruneBatchResult,
+  type PruneOptions,
+  type PruneReport,
+} from '../prune.js';
 import { describePgError } from './errors.js';
 import { numbered } from './placeholders.js';
 import type { PostgresStore } from './store.js';
@@ -54,11 +63,6 @@ const TOUCHED_HOURS = `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM invocati
   UNION SELECT started_at / ${HOUR_MS} * ${HOUR_MS} FROM outcomes WHERE invocation_id = ANY($1::bigint[]) AND started_at IS NOT NULL`;
 const DROP_ROLLUPS = { name: 'hl_prune_drop_rollups', text: `DELETE FROM health_rollups WHERE hour IN (${TOUCHED_HOURS})` };
 const DROP_ROLLUP_HOURS = { name: 'hl_prune_drop_rollup_hours', text: `DELETE FROM health_rollup_hours WHERE hour IN (${TOUCHED_HOURS})` };
-// The summaries of the sessions a batch shrinks are recomputed when next read.
-const STALE_SUMMARIES = {
-  name: 'hl_prune_stale_summaries',
-  text: `UPDATE session_summaries SET stale = 1 WHERE session_id IN (SELECT session_id FROM invocations WHERE id = ANY($1::bigint[]))`,
-};
 const DELETE_OUTCOMES = { name: 'hl_prune_delete_outcomes', text: 'DELETE FROM outcomes WHERE invocation_id = ANY($1::bigint[])' };
 const DELETE_INVOCATIONS = { name: 'hl_prune_delete_invocations', text: 'DELETE FROM invocations WHERE id = ANY($1::bigint[])' };
 const INSERT_CHECKPOINT = {
@@ -73,7 +77,6 @@ export async function prunePostgres(store: PostgresStore, options: PruneOptions)
   const batchSize = pruneBatchSize(options, started);
   const pool = store.connection.pool;
   const location = store.connection.displayUrl;
-  const pauseMs = options.pauseMs ?? 5;
   const before = options.before;
 
   const report = await guard(location, 'read what to prune', async () => {
@@ -95,44 +98,11 @@ export async function prunePostgres(store: PostgresStore, options: PruneOptions)
 
   // The checkpoint links go into this process's chain: register it first.
   await guard(location, 'register this writer', () => store.lease.ensure());
-  let afterId = 0;
-  for (;;) {
-    const t0 = performance.now();
-    let result: BatchResult | null;
-    try {
-      result = await pruneBatch(store, before, afterId, batchSize);
-    } catch (error) {
-      throw new LedgerError(
-        'ledger_write_failed',
-        `prune stopped after ${report.batches} batches (${report.invocations} invocations removed) in ${location}: ${describePgError(error)}`,
-        { cause: error },
-      );
-    }
-    report.longestBatchMs = Math.max(report.longestBatchMs, performance.now() - t0);
-    if (result === null) break;
-    report.batches++;
-    report.invocations += result.invocations;
-    report.outcomes += result.outcomes;
-    report.links += result.links;
-    report.checkpoints.push(result.checkpointId);
-    afterId = result.lastId;
-    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-  }
-  report.longestBatchMs = Math.round(report.longestBatchMs * 100) / 100;
-  report.durationMs = Date.now() - started;
-  return report;
-}
-
-interface BatchResult {
-  invocations: number;
-  outcomes: number;
-  links: number;
-  checkpointId: number;
-  lastId: number;
+  return runPruneBatches(report, options, started, location, describePgError, (afterId) => pruneBatch(store, before, afterId, batchSize));
 }
 
 /** One batch in one transaction; null when nothing is left to remove. Any failure rolls it back whole. */
-async function pruneBatch(store: PostgresStore, before: number, afterId: number, limit: number): Promise<BatchResult | null> {
+async function pruneBatch(store: PostgresStore, before: number, afterId: number, limit: number): Promise<PruneBatchResult | null> {
   const client = await store.connection.pool.connect();
   let broken = false;
   try {
@@ -154,7 +124,6 @@ async function pruneBatch(store: PostgresStore, before: number, afterId: number,
     await client.query({ ...DELETE_LINKS, values: [links.map((l) => l[0]), links.map((l) => l[1])] });
     await client.query({ ...DROP_ROLLUPS, values: [ids] });
     await client.query({ ...DROP_ROLLUP_HOURS, values: [ids] });
-    await client.query({ ...STALE_SUMMARIES, values: [ids] });
     const outcomes = (await client.query({ ...DELETE_OUTCOMES, values: [ids] })).rowCount ?? 0;
     const invocations = (await client.query({ ...DELETE_INVOCATIONS, values: [ids] })).rowCount ?? 0;
     const at = Date.now();

@@ -148,12 +148,22 @@ export class GroupCommit {
 export class GroupCommitWriter implements InvocationRecorder {
   private readonly group: GroupCommit;
 
+  /**
+   * @param grouping when given, writes are queued only while it answers true (or others are
+   *   queued); otherwise each commits at once, as the plain writer's do.
+   */
   constructor(
     private readonly writer: LedgerWriter,
     sqlite: Database.Database,
     path: string,
+    private readonly grouping?: () => boolean,
   ) {
     this.group = new GroupCommit(sqlite, path, () => writer.committed());
+  }
+
+  /** Whether this write waits for company: always without `grouping`; with it, while it says so or others wait. */
+  private grouped(): boolean {
+    return this.grouping === undefined || this.group.pending > 0 || this.grouping();
   }
 
   /** Transactions the group commit has committed (for tests and benchmarks). */
@@ -165,7 +175,12 @@ export class GroupCommitWriter implements InvocationRecorder {
     return this.writer.hookSetId(hookSet);
   }
 
-  async begin(hookSetId: number, invocation: Invocation, startedAt: number): Promise<number> {
+  begin(hookSetId: number, invocation: Invocation, startedAt: number): number | Promise<number> {
+    if (!this.grouped()) return this.writer.begin(hookSetId, invocation, startedAt);
+    return this.beginGrouped(hookSetId, invocation, startedAt);
+  }
+
+  private async beginGrouped(hookSetId: number, invocation: Invocation, startedAt: number): Promise<number> {
     const prepared = this.writer.prepareBegin(hookSetId, invocation, startedAt);
     return this.group.submit(
       'record the invocation',
@@ -174,7 +189,17 @@ export class GroupCommitWriter implements InvocationRecorder {
     );
   }
 
-  async finish(invocationId: number, result: InvocationResult, outcomes: Outcome[], finishedAt: number = Date.now()): Promise<number[]> {
+  finish(
+    invocationId: number,
+    result: InvocationResult,
+    outcomes: Outcome[],
+    finishedAt: number = Date.now(),
+  ): number[] | Promise<number[]> {
+    if (!this.grouped()) return this.writer.finish(invocationId, result, outcomes, finishedAt);
+    return this.finishGrouped(invocationId, result, outcomes, finishedAt);
+  }
+
+  private async finishGrouped(invocationId: number, result: InvocationResult, outcomes: Outcome[], finishedAt: number): Promise<number[]> {
     const prepared = this.writer.prepareFinish(invocationId, result, outcomes, finishedAt);
     return this.group
       .submit(

@@ -49,11 +49,13 @@ export class SqliteLedger implements Ledger, SqliteHandle {
     return this.handle.recovered;
   }
 
-  writer(options: RecorderOptions & { groupCommit: true }): GroupCommitWriter;
+  writer(options: RecorderOptions & { groupCommit: true | (() => boolean) }): GroupCommitWriter;
   writer(options?: RecorderOptions): LedgerWriter | GroupCommitWriter;
   writer(options: RecorderOptions = {}): LedgerWriter | GroupCommitWriter {
     const writer = new LedgerWriter(this.handle, options);
-    return options.groupCommit ? new GroupCommitWriter(writer, this.handle.sqlite, this.handle.path) : writer;
+    const { groupCommit } = options;
+    if (!groupCommit) return writer;
+    return new GroupCommitWriter(writer, this.handle.sqlite, this.handle.path, groupCommit === true ? undefined : groupCommit);
   }
 
   async explain(ref: number | string) {

@@ -48,9 +48,11 @@ export interface RecorderOptions {
   /**
    * Commit the writes of concurrent invocations together (a server deciding many at once):
    * `begin` and `finish` then answer with promises that settle once their shared transaction
-   * is committed. An engine without it writes each on its own. Default false.
+   * is committed. An engine without it writes each on its own. Default false. A function: group
+   * only while it answers true (serve: while requests arrive together, so that a lone request is
+   * not held a turn of the event loop for company that is not coming).
    */
-  groupCommit?: boolean;
+  groupCommit?: boolean | (() => boolean);
   /** The host recorded with each invocation (default: this machine's name). */
   host?: string;
 }

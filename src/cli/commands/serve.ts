@@ -80,10 +80,12 @@ ${OTEL_USAGE}`,
         ledger,
         observers: [metrics.observe],
         loadTelemetryNow: true,
-        // Concurrent requests share their commits (ledger/group-commit.ts); each answer still waits for its own.
-        writer: { groupCommit: true },
+        // Concurrent requests share their commits (ledger/group-commit.ts); each answer still waits for
+        // its own. A lone client's request commits at once: there is nobody to wait for.
+        writer: { groupCommit: () => concurrency.busy() },
         onBackgroundError: (error) => io.stderr.write(`hookledger serve: background hook outcome not recorded: ${describeThrown(error)}\n`),
       });
+      const concurrency = new ConcurrencySignal();
       const server = createHookServer({
         runner,
         ledger,
@@ -94,6 +96,7 @@ ${OTEL_USAGE}`,
         log: (line) => io.stderr.write(`${line}\n`),
         metrics: () => metrics.render(),
       });
+      server.server.on('request', () => concurrency.arrived());
       const address = await server.listen(port, host).catch((error: unknown) => {
         throw new UsageError(`cannot listen on ${host}:${port}: ${describeThrown(error)}`);
       });
@@ -126,6 +129,32 @@ ${OTEL_USAGE}`,
     }
   },
 };
+
+/**
+ * Whether requests are arriving together: more than one began in the same turn of the event
+ * loop, now or within the last BUSY_HOLD_MS. A lone client's requests never do, so each commits
+ * at once (no turn of the event loop spent waiting for company); under concurrent clients the
+ * first request of each turn is grouped too, from memory.
+ */
+class ConcurrencySignal {
+  private arrivedThisTurn = 0;
+  private busyUntil = 0;
+  private readonly endTurn = () => {
+    this.arrivedThisTurn = 0;
+  };
+
+  /** Called as each request begins. */
+  arrived(): void {
+    if (this.arrivedThisTurn++ === 0) setImmediate(this.endTurn);
+  }
+
+  busy(): boolean {
+    const now = performance.now();
+    if (this.arrivedThisTurn > 1) this.busyUntil = now + BUSY_HOLD_MS;
+    return now < this.busyUntil;
+  }
+}
+const BUSY_HOLD_MS = 100;
 
 function intFlag(args: CommandArgs, name: string, fallback: number, min: number, max: number): number {
   const text = stringFlag(args, name);

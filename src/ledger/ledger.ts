@@ -7,6 +7,7 @@ import { describeThrown, LedgerError } from '../domain/errors.js';
 import type { ReplayRunStatus, ReplayTotals } from '../domain/replay.js';
 import type { RecordingLedger } from '../runner/recorder.js';
 import { importModule } from '../runtimes/import-module.js';
+import { displayUrl, isPostgresUrl } from './postgres/url.js';
 import type { OpenLedgerOptions } from './open.js';
 import type { PruneOptions, PruneReport } from './prune.js';
 import type { DenialGroupBy, DenialGroups, DenialPage } from './queries/denials.js';
@@ -137,27 +138,31 @@ export interface PostgresEngineModule {
   openPostgresLedger(options: PostgresOpenOptions): Promise<Ledger>;
 }
 
-/** Whether a `--db` value names a PostgreSQL server rather than a file. */
-export function isPostgresUrl(text: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(text);
-}
-
-/** A connection URL fit to print: user, host, port and database, never the password. */
-export function printableUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    return parsed.href;
-  } catch {
-    // Unparseable: show only the scheme, since anything after it may hold a password.
-    return `${url.split('://')[0] ?? 'postgres'}://…`;
-  }
-}
+/** Whether a `--db` value names a PostgreSQL server rather than a file; and a URL fit to print (no password). */
+export { isPostgresUrl, displayUrl as printableUrl } from './postgres/url.js';
 
 /**
  * Opens a ledger, choosing its engine once: a PostgreSQL URL loads the PostgreSQL engine (only
  * then, so `hookledger claude` on SQLite never loads PostgreSQL code); anything else is a SQLite
- * file. Throws LedgerError (`ledger_engine_unavailable`, `ledger_open_failed`, …) with one line.
+ * file.
+ *
+ * PostgreSQL: `openLedger({ url: 'postgres://user@host:5432/db' })` (or `postgresql://`, or a
+ * `path` holding such a URL, as `--db`/`HOOKLEDGER_DB` may). The URL goes to the driver as is, so
+ * `sslmode`, `application_name`, `connect_timeout` and the other libpq parameters work; the
+ * password comes from the URL, `PGPASSWORD` or `~/.pgpass` and never appears in `location`,
+ * messages or errors. Opening connects, applies the schema migrations under an advisory lock
+ * and marks the work of writers whose lease ran out `interrupted`; the engine's answers have the
+ * same types and meaning as SQLite's (docs/postgres.md says what differs and what is not there yet).
+ *
+ * @example
+ * const ledger = await openLedger({ url: process.env.HOOKLEDGER_DB! });
+ * try {
+ *   const page = await ledger.listDenials({ toolName: 'Bash' }, { limit: 20 });
+ * } finally {
+ *   await ledger.close();
+ * }
+ * @throws LedgerError with one line and no password: `ledger_open_failed` (unreachable server,
+ *   wrong password, missing database, bad URL), `ledger_too_new`, `ledger_engine_unavailable`.
  */
 export async function openLedger(options: OpenOptions): Promise<Ledger> {
   const url = 'url' in options ? options.url : isPostgresUrl(options.path) ? options.path : null;
@@ -190,13 +195,13 @@ export async function loadPostgresEngine(url: string, moduleUrl = postgresEngine
     throw new LedgerError(
       'ledger_engine_unavailable',
       missing
-        ? `cannot open ${printableUrl(url)}: this hookledger has no PostgreSQL engine (${moduleUrl} is missing); use a SQLite file path, or a build with src/ledger/postgres/`
-        : `cannot open ${printableUrl(url)}: the PostgreSQL engine failed to load: ${describeThrown(error)}`,
+        ? `cannot open ${displayUrl(url)}: this hookledger has no PostgreSQL engine (${moduleUrl} is missing); use a SQLite file path, or a build with src/ledger/postgres/`
+        : `cannot open ${displayUrl(url)}: the PostgreSQL engine failed to load: ${describeThrown(error)}`,
       { cause: error },
     );
   }
   if (typeof loaded.openPostgresLedger !== 'function') {
-    throw new LedgerError('ledger_engine_unavailable', `cannot open ${printableUrl(url)}: ${moduleUrl} does not export openPostgresLedger`);
+    throw new LedgerError('ledger_engine_unavailable', `cannot open ${displayUrl(url)}: ${moduleUrl} does not export openPostgresLedger`);
   }
   return loaded as unknown as PostgresEngineModule;
 }

@@ -137,7 +137,14 @@ describe('the CLI on a PostgreSQL ledger (--db postgres://… and HOOKLEDGER_DB)
     writeFileSync(join(home, '.pgpass'), `${parsed.hostname}:${parsed.port}:*:postgres:${password}\n`, { mode: 0o600 });
     const viaPgpass = await runCli(['verify', '--db', bare], { env: { HOME: home } });
     expect(viaPgpass.code).toBe(0);
-    expect(viaPgpass.stdout + viaPgpass.stderr).not.toContain(password);
+    // No driver deprecation warning (or anything else) on stderr.
+    expect(viaPgpass.stderr).toBe('');
+    expect(viaPgpass.stdout).not.toContain(password);
+    // A password given as a URL parameter is not shown either.
+    const asParameter = await runCli(['verify', '--db', `${bare}?password=wrong-param-pw`]);
+    expect(asParameter.code).toBe(3);
+    expect(asParameter.stderr.trim().split('\n')).toHaveLength(1);
+    expect(asParameter.stderr + asParameter.stdout).not.toContain('wrong-param-pw');
 
     const port = Number(parsed.port);
     const refused = await runCli(['denials', '--db', `postgresql://postgres:refused-pw@127.0.0.1:${port === 1 ? 2 : 1}/x`]);

@@ -1,11 +1,13 @@
 import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { defineHooks } from '../../src/domain/hooks.js';
+import { defineHooks, type HookSet } from '../../src/domain/hooks.js';
 import type { Invocation } from '../../src/domain/invocation.js';
 import type { Report } from '../../src/domain/outcomes.js';
 import { explainPostgres } from '../../src/ledger/postgres/queries/explain.js';
 import { PostgresStore } from '../../src/ledger/postgres/store.js';
+import type { PostgresRecorder } from '../../src/ledger/postgres/write.js';
+import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyPostgres } from '../../src/ledger/postgres/verify.js';
 import { DENIAL_GROUPS } from '../../src/ledger/queries/denials.js';
 import { explain } from '../../src/ledger/queries/explain.js';
@@ -17,6 +19,36 @@ import { tempLedger } from '../helpers.js';
 import { freshDatabase } from './support.js';
 
 const stores: PostgresStore[] = [];
+
+/**
+ * Writes what the runner recorded on SQLite into PostgreSQL through its write path, with the
+ * runner's results and times and each entry's host (undefined: this machine); background
+ * outcomes are completed as SQLite recorded them. The ids come out the same.
+ */
+async function copyToPostgres(
+  ledger: SqliteLedger,
+  store: PostgresStore,
+  hooks: HookSet,
+  entries: [host: string | undefined, input: unknown][],
+  reports: Report[],
+): Promise<void> {
+  const recorders = new Map<string | undefined, PostgresRecorder>();
+  const finished = ledger.sqlite.prepare('SELECT finished_at FROM invocations WHERE id = ?').pluck();
+  const backgroundDone = ledger.sqlite.prepare(`SELECT * FROM outcomes WHERE mode = 'background' AND invocation_id = ?`);
+  for (const [i, [host, input]] of entries.entries()) {
+    if (!recorders.has(host)) recorders.set(host, store.writer(host === undefined ? {} : { host }));
+    const recorder = recorders.get(host)!;
+    const report = reports[i]!;
+    const id = await recorder.begin(await recorder.hookSetId(hooks), parseInvocation(input) as Invocation, report.startedAt);
+    expect(id).toBe(report.invocationId);
+    const pending = await recorder.finish(id, report, report.outcomes, finished.get(id) as number);
+    for (const [k, rowId] of pending.entries()) {
+      const stored = outcomeFromRow(backgroundDone.all(id)[k] as OutcomeRow);
+      await recorder.startBackground(rowId, stored.startedAt!, stored.executionOrder!);
+      await recorder.completeBackground(rowId, stored);
+    }
+  }
+}
 afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
@@ -85,22 +117,13 @@ describe('parity: the same scenario on SQLite and PostgreSQL gives the same JSON
     const { url } = await freshDatabase();
     const store = await PostgresStore.open({ url, writerId: 'parity' });
     stores.push(store);
-    const recorder = store.writer();
-    const hookSetId = await recorder.hookSetId(hookSet);
-    const finished = ledger.sqlite.prepare('SELECT finished_at FROM invocations WHERE id = ?').pluck();
-    const backgroundDone = ledger.sqlite.prepare(`SELECT * FROM outcomes WHERE mode = 'background' AND invocation_id = ?`);
-    for (const [i, input] of inputs.entries()) {
-      const report = reports[i]!;
-      const id = await recorder.begin(hookSetId, parseInvocation(input) as Invocation, report.startedAt);
-      expect(id).toBe(report.invocationId);
-      const pending = await recorder.finish(id, report, report.outcomes, finished.get(id) as number);
-      // Background outcomes: complete them as SQLite recorded them.
-      for (const [k, rowId] of pending.entries()) {
-        const stored = outcomeFromRow(backgroundDone.all(id)[k] as OutcomeRow);
-        await recorder.startBackground(rowId, stored.startedAt!, stored.executionOrder!);
-        await recorder.completeBackground(rowId, stored);
-      }
-    }
+    await copyToPostgres(
+      ledger,
+      store,
+      hookSet,
+      inputs.map((input) => [undefined, input]),
+      reports,
+    );
 
     const pool = store.connection.pool;
     for (const ref of [...reports.map((r) => r.invocationId), 'toolu_2', 'toolu_1', '3']) {
@@ -290,22 +313,7 @@ describe('parity through the CLI: one varied scenario on SQLite and PostgreSQL g
     const { url } = await freshDatabase();
     const store = await PostgresStore.open({ url, writerId: 'parity' });
     stores.push(store);
-    const recorders = new Map(['host-a', 'host-b'].map((host) => [host, store.writer({ host })]));
-    const finished = ledger.sqlite.prepare('SELECT finished_at FROM invocations WHERE id = ?').pluck();
-    const backgroundDone = ledger.sqlite.prepare(`SELECT * FROM outcomes WHERE mode = 'background' AND invocation_id = ?`);
-    for (const [i, [host, input]] of variedInputs.entries()) {
-      const recorder = recorders.get(host)!;
-      const report = reports[i]!;
-      const invocation = parseInvocation(input) as Invocation;
-      const id = await recorder.begin(await recorder.hookSetId(varied), invocation, report.startedAt);
-      expect(id).toBe(report.invocationId);
-      const pending = await recorder.finish(id, report, report.outcomes, finished.get(id) as number);
-      for (const [k, rowId] of pending.entries()) {
-        const stored = outcomeFromRow(backgroundDone.all(id)[k] as OutcomeRow);
-        await recorder.startBackground(rowId, stored.startedAt!, stored.executionOrder!);
-        await recorder.completeBackground(rowId, stored);
-      }
-    }
+    await copyToPostgres(ledger, store, varied, variedInputs, reports);
 
     // The scenario exercises what it claims.
     const decisions = reports.map((r) => r.decision);

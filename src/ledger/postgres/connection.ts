@@ -9,7 +9,7 @@ export { displayUrl, isPostgresUrl } from './url.js';
  * The connection pool of a PostgreSQL ledger (node-postgres; docs/postgres.md says why this
  * driver). The URL is handed to the driver as is, so `sslmode`, `application_name` and the other
  * usual parameters work as with psql; the password comes from the URL, `PGPASSWORD` or
- * `~/.pgpass` (the driver reads both), and is never part of a message: `displayUrl` drops it.
+ * `~/.pgpass` (pgpass.ts), and is never part of a message: `displayUrl` drops it.
  */
 
 const INT8_OID = 20;

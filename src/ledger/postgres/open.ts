@@ -3,6 +3,7 @@ import { LedgerError } from '../../domain/errors.js';
 import { checkConnection, createPool, displayUrl, type PostgresConnectionOptions } from './connection.js';
 import { describePgError } from './errors.js';
 import { applyPostgresMigrations } from './migrate.js';
+import { withPgpassPassword } from './pgpass.js';
 
 export interface OpenPostgresOptions extends PostgresConnectionOptions {
   /** Open without writing: no migrations (a read-only role can read a ledger). */
@@ -23,7 +24,7 @@ export interface PostgresConnection {
  * ledger by its password-free URL.
  */
 export async function connectPostgres(options: OpenPostgresOptions): Promise<PostgresConnection> {
-  const pool = createPool(options);
+  const pool = createPool({ ...options, url: await withPgpassPassword(options.url) });
   const shown = displayUrl(options.url);
   try {
     await checkConnection(pool, options.url);

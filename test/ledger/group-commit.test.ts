@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
@@ -8,8 +7,8 @@ import { LedgerError } from '../../src/domain/errors.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createRunner } from '../../src/runner/runner.js';
-import { tsxLoader } from '../cli-helpers.js';
 import { tempDir, tempLedger, waitFor } from '../helpers.js';
+import { startServe } from '../postgres/serve-process.js';
 
 const hookSet = defineHooks({
   name: 'group-commit',
@@ -106,36 +105,9 @@ describe('group commit (ledger/group-commit.ts)', () => {
     const token = 'group-commit-token-0123456789';
     const acknowledged = new Map<string, string>();
     for (let round = 0; round < 2; round++) {
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          tsxLoader,
-          join(import.meta.dirname, '../../src/cli/bin.ts'),
-          'serve',
-          '--config',
-          config,
-          '--db',
-          db,
-          '--port',
-          '0',
-          '--json',
-          '--token',
-          token,
-        ],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
-      let stderr = '';
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      const exited = new Promise((resolve) => child.once('close', resolve));
-      const port = await new Promise<number>((resolve, reject) => {
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => {
-          out += c.toString();
-          if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0]!) as { port: number }).port);
-        });
-        child.once('exit', () => reject(new Error(`serve exited: ${stderr}`)));
-      });
+      const serve = await startServe(config, db, token);
+      const { child } = serve.cli;
+      const port = Number(new URL(serve.url).port);
       const agent = new Agent({ keepAlive: true, maxSockets: 16 });
       let stop = false;
       let sent = 0;
@@ -182,10 +154,10 @@ describe('group commit (ledger/group-commit.ts)', () => {
       await waitFor(() => acknowledged.size >= target || child.exitCode !== null, 60_000);
       child.kill('SIGKILL');
       stop = true;
-      await exited;
+      await serve.cli.exited;
       await Promise.all(clients);
       agent.destroy();
-      expect(child.signalCode, stderr).toBe('SIGKILL');
+      expect(child.signalCode, serve.cli.output.stderr).toBe('SIGKILL');
     }
     const ledger = SqliteLedger.open({ path: db });
     try {

@@ -21,7 +21,9 @@ const LAYERS = {
   demo: ['domain', 'runtimes'],
   console: ['domain', 'runtimes', 'runner', 'ledger', 'reports', 'replay'],
   telemetry: ['domain', 'runtimes', 'runner', 'ledger', 'reports'],
-  cli: ['domain', 'runtimes', 'runner', 'ledger', 'reports', 'replay', 'adapters', 'config', 'demo', 'console', 'telemetry'],
+  // ship reads the local ledger and writes the central one (docs/ship.md); only the CLI starts it.
+  ship: ['domain', 'runtimes', 'runner', 'ledger'],
+  cli: ['domain', 'runtimes', 'runner', 'ledger', 'reports', 'replay', 'adapters', 'config', 'demo', 'console', 'telemetry', 'ship'],
 };
 const FOLDERS = Object.keys(LAYERS);
 

@@ -21,6 +21,7 @@ export const filterOptions = {
   decision: { type: 'string' },
   agent: { type: 'string' },
   host: { type: 'string' },
+  source: { type: 'string' },
 } as const;
 
 export type FilterFlag = keyof typeof filterOptions;
@@ -34,6 +35,7 @@ export const FILTER_USAGE = `  --session ID         one session
   --hook-set NAME|FP   a hook set name, or a fingerprint (6+ hex characters)
   --agent NAME         one agent (claude-code, codex, gemini-cli, meerkat, ...)
   --host NAME          the host that recorded it
+  --source ID          the ship source it came from (a central ledger; docs/ship.md)
   --since WHEN         from (inclusive): an ISO date/time (UTC unless it names a zone),
                        or an age like 7d, 12h, 30m
   --until WHEN         before (exclusive): same forms`;
@@ -80,6 +82,8 @@ export function filterFromFlags(args: CommandArgs, options: { now?: number; allo
   if (agent !== undefined) filter.agent = agent.trim();
   const host = value('host');
   if (host !== undefined) filter.host = host.trim();
+  const source = value('source');
+  if (source !== undefined) filter.source = source.trim();
   const decision = value('decision');
   if (decision !== undefined) {
     if (!(DECISIONS as readonly string[]).includes(decision)) {

@@ -333,8 +333,21 @@ export class ChainAppender {
     return row ? { seq: row[0], hash: row[1] } : { seq: 0, hash: GENESIS_HASH };
   }
 
-  append(kind: LinkKind, refId: number, entries: readonly RowEntry[], at = Date.now()): { seq: number; hash: string } {
-    const head = this.head();
+  /**
+   * Appends a link after the head, or after `after` when given: prune, having just removed the
+   * newest links, appends its checkpoint after the last link it removed, so that a seq is never
+   * used twice (a reader that has seen link N, e.g. `ship`, must be able to trust that every later
+   * link has a higher seq).
+   */
+  append(
+    kind: LinkKind,
+    refId: number,
+    entries: readonly RowEntry[],
+    at = Date.now(),
+    after?: { seq: number; hash: string },
+  ): { seq: number; hash: string } {
+    const current = this.head();
+    const head = after && after.seq > current.seq ? after : current;
     const seq = head.seq + 1;
     const hash = linkHash(head.hash, seq, kind, refId, at, entries);
     this.insertLink.run(seq, kind, refId, head.hash, hash, at, rowsText(entries));

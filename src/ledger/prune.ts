@@ -223,7 +223,10 @@ class PruneBatch {
       const invocations = deleteInvocations.run(idsJson).changes;
       const at = Date.now();
       const checkpointId = Number(insertCheckpoint.run(at, before, invocations, outcomes, JSON.stringify(runs)).lastInsertRowid);
-      appender.append('checkpoint', checkpointId, [checkpointEntry(selectCheckpoint.get(checkpointId)!)], at);
+      // When the newest links were among those removed, the checkpoint follows the last of them (never reusing its seq).
+      const tail = links[links.length - 1];
+      const after = tail ? { seq: tail[0], hash: tail[1] } : undefined;
+      appender.append('checkpoint', checkpointId, [checkpointEntry(selectCheckpoint.get(checkpointId)!)], at, after);
       return { invocations, outcomes, links: links.length, checkpointId, lastId: ids[ids.length - 1]! };
     });
     this.tx = (...args) => tx.immediate(...args);

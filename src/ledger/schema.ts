@@ -323,3 +323,16 @@ export const sessionSummaries = sqliteTable(
       .where(sql`stale = 1`),
   ],
 );
+
+/**
+ * This ledger's identity as a ship source (src/ship/, docs/ship.md): one row, created by the
+ * first `hookledger ship`, never changed, so that the central ledger keeps the machine's records
+ * apart from every other machine's. Local only: a PostgreSQL ledger has no such table (what it
+ * has shipped is recorded centrally, with the records, in one transaction).
+ */
+export const shipSource = sqliteTable('ship_source', {
+  /** Always 1: one identity per ledger. */
+  id: integer('id').primaryKey(),
+  sourceId: text('source_id').notNull(),
+  createdAt: integer('created_at').notNull(),
+});

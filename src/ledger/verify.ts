@@ -105,6 +105,11 @@ export interface VerifyOptions {
   maxProblems?: number;
   /** A head recorded earlier outside the database: the chain must still contain it. */
   anchor?: Anchor;
+  /**
+   * Runs of links removed by prunes recorded elsewhere, as [first, last, hash of last]: a central
+   * ledger's prune of a shipped source's records (ledger/postgres/verify-sources.ts).
+   */
+  prunedElsewhere?: readonly (readonly [number, number, string])[];
 }
 
 /** A chain row; `text` (walk only) is an invocation link's hashed text as SQLite built it (`INVOCATION_LINK_TEXT_SQL`). */
@@ -165,7 +170,7 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Sqlit
         maxProblems: options.maxProblems ?? 100,
         problems: [],
         problemCount: 0,
-        pruned: readPrunedRanges(q),
+        pruned: readPrunedRanges(q, options.prunedElsewhere ?? []),
         records: { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 },
         links: 0,
         removedInvocations: new Set(),
@@ -226,8 +231,9 @@ function report(state: VerifyState, problem: IntegrityProblem): void {
 }
 
 /** Step 1: the runs of links that intact prune checkpoints account for. */
-function readPrunedRanges(q: VerifyStatements): PrunedRanges {
+function readPrunedRanges(q: VerifyStatements, elsewhere: readonly (readonly [number, number, string])[]): PrunedRanges {
   const pruned = new PrunedRanges();
+  for (const [first, last, hash] of elsewhere) pruned.addRun(first, last, hash);
   for (const link of q.checkpointLinks.all()) {
     const row = q.checkpoint.get(link[2]);
     if (row && linkHash(link[3], link[0], link[1], link[2], link[5], [checkpointEntry(row)]) === link[4])

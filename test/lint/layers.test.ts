@@ -23,6 +23,8 @@ describe('import boundaries (eslint.config.js)', () => {
     ['src/console/x.ts', "import { writeReport } from '../cli/io.js';"],
     ['src/telemetry/x.ts', "import { serveConsole } from '../console/server.js';"],
     ['src/index.ts', "export { main } from './cli/main.js';"],
+    ['src/ship/x.ts', "import { writeReport } from '../cli/io.js';"],
+    ['src/ledger/x.ts', "import { ship } from '../ship/ship.js';"],
   ])('%s may not: %s', async (file, source) => {
     const errors = await boundaryErrors(file, `${source}\nexport const x = 1;\n`);
     expect(errors).toHaveLength(1);
@@ -36,6 +38,8 @@ describe('import boundaries (eslint.config.js)', () => {
     ['src/console/x.ts', "import { table } from '../reports/format.js';"],
     ['src/cli/commands/x.ts', "import { serveConsole } from '../../console/server.js';"],
     ['src/ledger/queries/x.ts', "import { prepared } from '../statements.js';"],
+    ['src/ship/x.ts', "import { readBatch } from '../ledger/ship-source.js';"],
+    ['src/cli/commands/x.ts', "import { ship } from '../../ship/ship.js';"],
   ])('%s may: %s', async (file, source) => {
     expect(await boundaryErrors(file, `${source}\nexport const x = 1;\n`)).toEqual([]);
   });

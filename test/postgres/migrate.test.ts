@@ -28,8 +28,16 @@ describe('PostgreSQL schema and migrations', () => {
     for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
     for (const table of Object.values(sqliteSchema)) {
       const config = getTableConfig(table);
+      // The local ledger's identity as a ship source (docs/ship.md) has no place in a central ledger.
+      if (config.name === 'ship_source') continue;
       const expected = config.columns.map((c) => c.name);
-      const extra = { invocations: ['writer_id'], chain: ['writer_id'] }[config.name] ?? [];
+      const extra =
+        {
+          invocations: ['writer_id', 'source_ref'],
+          chain: ['writer_id'],
+          outcomes: ['source_ref'],
+          prune_checkpoints: ['source_id', 'source_ref'],
+        }[config.name] ?? [];
       expect(byTable.get(config.name), config.name).toEqual([...expected, ...extra]);
     }
     expect(byTable.get('writers')).toEqual(['id', 'host', 'head_seq', 'head_hash', 'created_at', 'lease_until']);
@@ -57,10 +65,18 @@ describe('PostgreSQL schema and migrations', () => {
     const { name, url } = await freshDatabase();
     await (await connectPostgres({ url })).close();
     // Back to what the first release wrote: only 0000_init applied.
-    await adminSql(`DROP TABLE session_summaries; DELETE FROM hookledger_migrations WHERE idx > 0`, name);
+    await adminSql(
+      `DROP TABLE session_summaries; DROP TABLE ship_hook_sets; DROP TABLE ship_sources;
+       ALTER TABLE invocations DROP COLUMN source_ref; ALTER TABLE outcomes DROP COLUMN source_ref;
+       ALTER TABLE prune_checkpoints DROP COLUMN source_id, DROP COLUMN source_ref;
+       DROP INDEX chain_ref; CREATE UNIQUE INDEX chain_ref ON chain (kind, ref_id);
+       DELETE FROM hookledger_migrations WHERE idx > 0`,
+      name,
+    );
     await (await connectPostgres({ url })).close();
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
     expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
+    expect(await adminSql(`SELECT to_regclass('ship_sources')::text AS t`, name)).toEqual([{ t: 'ship_sources' }]);
   });
 
   it('refuses a ledger written by a newer hookledger, in one line', async () => {

@@ -26,7 +26,7 @@ ${FILTER_USAGE}
   options: { ...ledgerOptions, ...denialFilterOptions, ...pageOptions, 'group-by': { type: 'string' } },
   async run(args, io) {
     const filter = filterFromFlags(args, {
-      allow: ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'since', 'until'],
+      allow: ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'source', 'since', 'until'],
     });
     const page = pageFromFlags(args, 50);
     const groupBy = stringFlag(args, 'group-by');

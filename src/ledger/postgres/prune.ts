@@ -47,9 +47,13 @@ const SELECT_IDS = {
 };
 const LINKS = {
   name: 'hl_prune_links',
-  text: `SELECT c.writer_id, c.seq, c.hash FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = ANY($1::bigint[])
+  // A link is in its record's writer's chain; a shipped record's link names it by its id at the source (docs/ship.md).
+  text: `SELECT c.writer_id, c.seq, c.hash FROM invocations i
+      JOIN chain c ON c.kind = 'invocation' AND c.ref_id = coalesce(i.source_ref, i.id) AND c.writer_id = i.writer_id
+    WHERE i.id = ANY($1::bigint[])
     UNION ALL
-    SELECT c.writer_id, c.seq, c.hash FROM outcomes o JOIN chain c ON c.kind = 'background' AND c.ref_id = o.id
+    SELECT c.writer_id, c.seq, c.hash FROM outcomes o JOIN invocations i ON i.id = o.invocation_id
+      JOIN chain c ON c.kind = 'background' AND c.ref_id = coalesce(o.source_ref, o.id) AND c.writer_id = i.writer_id
     WHERE o.invocation_id = ANY($1::bigint[])
     ORDER BY 1, 2`,
 };

@@ -54,7 +54,7 @@ interface Extra {
   /** Replaces SQLite unique indexes of these names (column names). */
   uniqueIndexes?: Record<string, string[]>;
   /** Additional indexes (column names, optional partial-index condition). */
-  indexes?: Record<string, { columns: string[]; where?: SQL }>;
+  indexes?: Record<string, { columns: string[]; where?: SQL; unique?: boolean }>;
 }
 
 /** Tables derived so far, with their column-name → TypeScript-key maps (foreign keys point at them). */
@@ -123,7 +123,7 @@ function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
       constraints.push(built);
     }
     for (const [name, ix] of Object.entries(extra.indexes ?? {})) {
-      const built = index(name).on(...cols(ix.columns));
+      const built = (ix.unique ? uniqueIndex(name) : index(name)).on(...cols(ix.columns));
       constraints.push(ix.where ? built.where(ix.where) : built);
     }
     for (const fk of config.foreignKeys) {
@@ -151,7 +151,8 @@ function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
 export const hookSets = derive(sqlite.hookSets);
 
 export const invocations = derive(sqlite.invocations, {
-  columns: { writerId: text('writer_id').notNull() },
+  // `source_ref`: a shipped invocation's id in its source's ledger (`writer_id` is then the source id; docs/ship.md).
+  columns: { writerId: text('writer_id').notNull(), sourceRef: bigint('source_ref', { mode: 'number' }) },
   indexes: {
     // Recovery looks up a dead writer's running rows; the SQLite partial index on status serves the rest.
     invocations_running_writer: { columns: ['writer_id'], where: sql`status = 'running'` },
@@ -160,20 +161,33 @@ export const invocations = derive(sqlite.invocations, {
     // `invocations_reason` it bitmap-scanned every row of the reason and sorted them: 34-134 ms
     // at 1M invocations instead of reading the page's 51 rows (scripts/bench-postgres.ts).
     invocations_deny_reason: { columns: ['reason_code', 'id'], where: sql`decision = 'deny'` },
+    invocations_source_ref: { columns: ['writer_id', 'source_ref'], where: sql`source_ref IS NOT NULL`, unique: true },
   },
 });
 
-export const outcomes = derive(sqlite.outcomes);
+export const outcomes = derive(sqlite.outcomes, {
+  // A shipped outcome's id in its source's ledger (its background link names it so).
+  columns: { sourceRef: bigint('source_ref', { mode: 'number' }) },
+  indexes: { outcomes_source_ref: { columns: ['source_ref'], where: sql`source_ref IS NOT NULL` } },
+});
 export const replayRuns = derive(sqlite.replayRuns);
 export const replayResults = derive(sqlite.replayResults);
 
 export const chain = derive(sqlite.chain, {
   columns: { writerId: text('writer_id').notNull() },
   primaryKey: ['writer_id', 'seq'],
+  // A shipped source's links keep their own ref ids (docs/ship.md), which other sources' repeat.
+  uniqueIndexes: { chain_ref: ['kind', 'ref_id', 'writer_id'] },
 });
 
 export const legalHolds = derive(sqlite.legalHolds);
-export const pruneCheckpoints = derive(sqlite.pruneCheckpoints);
+export const pruneCheckpoints = derive(sqlite.pruneCheckpoints, {
+  // A shipped checkpoint: its source and its id there (its link names it so).
+  columns: { sourceId: text('source_id'), sourceRef: bigint('source_ref', { mode: 'number' }) },
+  indexes: {
+    prune_checkpoints_source_ref: { columns: ['source_id', 'source_ref'], where: sql`source_ref IS NOT NULL`, unique: true },
+  },
+});
 export const healthRollups = derive(sqlite.healthRollups);
 export const healthRollupHours = derive(sqlite.healthRollupHours);
 export const healthRollupState = derive(sqlite.healthRollupState);
@@ -194,3 +208,28 @@ export const writers = pgTable('writers', {
   /** ms since the epoch until which the writer is known alive; after it, its `running` rows may be interrupted. */
   leaseUntil: bigint('lease_until', { mode: 'number' }).notNull(),
 });
+
+/**
+ * Machines whose SQLite ledgers `hookledger ship` copies here (docs/ship.md). A source is also a
+ * `writers` row of the same id whose chain is the source's own, shipped verbatim: its head is
+ * what has been shipped (the high-water mark), moved in the transaction that ships the records.
+ */
+export const shipSources = pgTable('ship_sources', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  firstShippedAt: bigint('first_shipped_at', { mode: 'number' }).notNull(),
+  lastShippedAt: bigint('last_shipped_at', { mode: 'number' }).notNull(),
+});
+
+/** A source's hook set ids: the central hook set (one per fingerprint) each local id names, for verify. */
+export const shipHookSets = pgTable(
+  'ship_hook_sets',
+  {
+    sourceId: text('source_id').notNull(),
+    localId: bigint('local_id', { mode: 'number' }).notNull(),
+    hookSetId: bigint('hook_set_id', { mode: 'number' })
+      .notNull()
+      .references(() => hookSets.id as AnyPgColumn),
+  },
+  (t) => [primaryKey({ columns: [t.sourceId, t.localId] })],
+);

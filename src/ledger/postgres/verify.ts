@@ -26,6 +26,7 @@ import {
 } from '../verify.js';
 
 export type { WriterChain } from '../verify.js';
+import { verifyShippedSources } from './verify-sources.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
 export interface PostgresIntegrityProblem extends IntegrityProblem {
@@ -59,10 +60,15 @@ const SELECT_CHECKPOINT = pgSelect(CHECKPOINT_SELECT);
  * records each run with the writer whose chain it was in). Read before the walk: a gap early in
  * a chain is explained by a checkpoint later in it, or in another writer's chain.
  */
-async function readPrunedRanges(rows: (text: string, values: unknown[]) => Promise<RawRow[]>): Promise<Map<string, PrunedRanges>> {
+async function readPrunedRanges(
+  rows: (text: string, values: unknown[]) => Promise<RawRow[]>,
+  /** Filled with the same runs as listed, per writer (a shipped source's are verified apart: verify-sources.ts). */
+  runs = new Map<string, [number, number, string][]>(),
+): Promise<Map<string, PrunedRanges>> {
   const pruned = new Map<string, PrunedRanges>();
   for (const [seq, kind, refId, prevHash, hash, at] of (await rows(
-    `SELECT seq, kind, ref_id, prev_hash, hash, at FROM chain WHERE kind = 'checkpoint' ORDER BY writer_id, seq`,
+    `SELECT seq, kind, ref_id, prev_hash, hash, at FROM chain WHERE kind = 'checkpoint' AND writer_id NOT IN (SELECT id FROM ship_sources)
+     ORDER BY writer_id, seq`,
     [],
   )) as LinkRow[]) {
     const [row] = await rows(SELECT_CHECKPOINT, [refId]);
@@ -72,6 +78,8 @@ async function readPrunedRanges(rows: (text: string, values: unknown[]) => Promi
       let ranges = pruned.get(writer);
       if (!ranges) pruned.set(writer, (ranges = new PrunedRanges()));
       ranges.addRun(first, last, end);
+      if (!runs.has(writer)) runs.set(writer, []);
+      runs.get(writer)!.push([first, last, end]);
     }
   }
   return pruned;
@@ -105,11 +113,18 @@ export async function verifyPostgres(
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const records = { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 };
-    const pruned = await readPrunedRanges(rows);
+    const prunedRuns = new Map<string, [number, number, string][]>();
+    const pruned = await readPrunedRanges(rows, prunedRuns);
     const writers: WriterChain[] = [];
     let links = 0;
-    const writerRows = await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', []);
-    const chainWriters = (await rows('SELECT DISTINCT writer_id FROM chain ORDER BY writer_id', [])).map((r) => r[0] as string);
+    // Shipped sources (docs/ship.md) are verified as their source would, below.
+    const sources = new Set((await rows('SELECT id FROM ship_sources', [])).map((r) => r[0] as string));
+    const writerRows = (await rows('SELECT id, head_seq, head_hash FROM writers ORDER BY id', [])).filter(
+      (r) => !sources.has(r[0] as string),
+    );
+    const chainWriters = (await rows('SELECT DISTINCT writer_id FROM chain ORDER BY writer_id', []))
+      .map((r) => r[0] as string)
+      .filter((w) => !sources.has(w));
     const known = new Set(writerRows.map((r) => r[0] as string));
     for (const writer of chainWriters)
       if (!known.has(writer))
@@ -217,7 +232,8 @@ export async function verifyPostgres(
         for (const o of outcomes) {
           const id = o[OUTCOME_ID] as number;
           if (!stored.get(`o${id}`)?.pending) continue;
-          if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1`, [id])).length > 0) continue;
+          if ((await rows(`SELECT 1 FROM chain WHERE kind = 'background' AND ref_id = $1 AND writer_id = $2`, [id, writer])).length > 0)
+            continue;
           const problem = uncommittedCompletion(o, refId, seq);
           if (problem) report(ofWriter(writer, problem));
         }
@@ -284,7 +300,8 @@ export async function verifyPostgres(
     let uncommitted = 0;
     for (const [id, status, decision, hasOutcomes, writer] of await rows(
       `SELECT i.id, i.status, i.decision, EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id), i.writer_id FROM invocations i
-       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id) ORDER BY i.id`,
+       WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'invocation' AND c.ref_id = i.id AND c.writer_id = i.writer_id)
+         AND i.writer_id NOT IN (SELECT id FROM ship_sources) ORDER BY i.id`,
       [],
     )) {
       if ((status === 'running' || status === 'interrupted') && decision === null && hasOutcomes === false) uncommitted++;
@@ -299,7 +316,8 @@ export async function verifyPostgres(
         });
     }
     for (const [id] of await rows(
-      `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id) ORDER BY id`,
+      `SELECT id FROM prune_checkpoints p WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.kind = 'checkpoint' AND c.ref_id = p.id)
+         AND p.source_id IS NULL ORDER BY id`,
       [],
     ))
       report({
@@ -310,6 +328,15 @@ export async function verifyPostgres(
         writer: null,
         detail: `prune checkpoint #${id as number} has no chain link`,
       });
+    for (const source of await verifyShippedSources(client, { maxProblems, prunedRuns })) {
+      links += source.links;
+      records.invocations += source.records.invocations;
+      records.backgroundOutcomes += source.records.backgroundOutcomes;
+      records.checkpoints += source.records.checkpoints;
+      writers.push({ writer: source.source, links: source.links, head: source.head });
+      for (const problem of source.problems) report(problem);
+      problemCount += source.problemCount - source.problems.length;
+    }
     await client.query('COMMIT');
     return {
       ok: problemCount === 0,

@@ -27,6 +27,11 @@ export const invocationFilterSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   /** The host that recorded the invocation (its hostname). */
   host: z.string().min(1).optional(),
+  /**
+   * The ship source the invocation came from (docs/ship.md): on a central ledger, the machine's
+   * source id; on a SQLite ledger, its own source id selects everything and any other nothing.
+   */
+  source: z.string().min(1).optional(),
   /** ms since the epoch, inclusive. */
   since: z.number().int().optional(),
   /** ms since the epoch, exclusive. */
@@ -108,9 +113,15 @@ export interface FilterDialect {
    * `+` on text); its planner weighs the conditions itself.
    */
   unindexed(column: string): string;
+  /** The condition (one `?`: the source id) selecting a ship source's invocations (docs/ship.md). */
+  source: string;
 }
 
-export const SQLITE_DIALECT: FilterDialect = { unindexed: (column) => `+${column}` };
+export const SQLITE_DIALECT: FilterDialect = {
+  unindexed: (column) => `+${column}`,
+  // A SQLite ledger is one source: its own id (created by its first ship) selects it whole, any other nothing.
+  source: '? = (SELECT source_id FROM ship_source WHERE id = 1)',
+};
 
 /** What a filter needs read from the ledger before its SQL can be written (see orderedFilterSql). */
 export interface FilterLookups {
@@ -177,6 +188,7 @@ export function filterConditions(
     add(`(${agent} = ? OR (${agent} >= ? AND ${agent} < ?))`, filter.agent, `${filter.agent}/`, `${filter.agent}0`);
   }
   if (filter.host !== undefined) add(`${unindexed('i.host')} = ?`, filter.host);
+  if (filter.source !== undefined) add(dialect.source, filter.source);
   if (filter.hookSet !== undefined) {
     const ids = lookups.hookSetIds ?? [];
     if (ids.length === 0) return empty;

@@ -25,7 +25,11 @@ import { numbered } from '../placeholders.js';
  * invocations) instead of walking ids from the newest (0.3 ms). `+ 0` makes it an expression no
  * index serves.
  */
-export const POSTGRES_DIALECT: FilterDialect = { unindexed: (column) => (column === 'i.started_at' ? '(i.started_at + 0)' : column) };
+export const POSTGRES_DIALECT: FilterDialect = {
+  unindexed: (column) => (column === 'i.started_at' ? '(i.started_at + 0)' : column),
+  // A shipped source is the writer whose chain is its own (docs/ship.md); a direct writer's id selects its records alike.
+  source: 'i.writer_id = ?',
+};
 
 /** As `orderedFilterSql` (ledger/queries/filters.ts), with `?` placeholders: pass the query through `numbered`. */
 export async function pgFilterSql(

@@ -1,0 +1,124 @@
+import { UsageError } from '../../domain/errors.js';
+import { openLedger } from '../../ledger/open.js';
+import { resolveLedgerPath } from '../../ledger/paths.js';
+import { displayUrl, isPostgresUrl } from '../../ledger/postgres/url.js';
+import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
+import { writeJson, writeReport } from '../io.js';
+
+export const command: Command = {
+  summary: 'copy this ledger’s committed records into a central PostgreSQL ledger, exactly once',
+  usage: `ship --to postgres://USER@HOST/DB [--db PATH] [--json] [--follow] [--batch N] [--retry-for SECONDS]
+
+  Copies every committed record not shipped yet (invocations with their outcomes, background
+  completions, hook sets, chain links, prune checkpoints, legal holds) into the central ledger,
+  with this ledger's source id and host, then prints counts. Each batch and the source's
+  high-water mark commit in one PostgreSQL transaction: re-running, a killed ship or two ships
+  at once never duplicate or skip a record. docs/ship.md.
+  --to URL             the central ledger (else $HOOKLEDGER_SHIP_TO), without its password
+                       (refused: it would show in the process list); give the password with
+                       PGPASSWORD or ~/.pgpass, or the whole URL in $HOOKLEDGER_SHIP_TO
+  --db PATH            the local SQLite ledger (else $HOOKLEDGER_DB, else ~/.hookledger/ledger.db)
+  --follow             keep running: ship new records within a second of their commit (Ctrl-C stops)
+  --batch N            links per transaction (default 2000)
+  --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
+                       exit 3 (default 120; in --follow mode for ever)
+  --json               the counts as JSON
+  Exit 0 when done, 3 when the centre or the ledger refuses.`,
+  options: {
+    ...ledgerOptions,
+    to: { type: 'string' },
+    follow: { type: 'boolean' },
+    batch: { type: 'string' },
+    'retry-for': { type: 'string' },
+  },
+  async run(args, io) {
+    const url = stringFlag(args, 'to') ?? io.env.HOOKLEDGER_SHIP_TO;
+    if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
+    if (!isPostgresUrl(url))
+      throw new UsageError(`ship: --to must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
+    // A password on the command line shows in `ps` and /proc/PID/cmdline for as long as ship runs (Node cannot rewrite argv there).
+    if (stringFlag(args, 'to') !== undefined && hasPassword(url))
+      throw new UsageError(
+        `ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
+      );
+    const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
+    if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
+    const batchSize = positiveInt(args, 'batch');
+    const retrySeconds = stringFlag(args, 'retry-for');
+    if (retrySeconds !== undefined && !/^\d+(\.\d+)?$/.test(retrySeconds))
+      throw new UsageError('ship: --retry-for must be a number of seconds');
+    const follow = boolFlag(args, 'follow');
+    const json = boolFlag(args, 'json');
+    const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
+
+    const ledger = openLedger({ path, createDirectory: isDefault });
+    const stop = new AbortController();
+    const onSignal = () => stop.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let progressShown = false;
+    try {
+      const report = await ship({
+        ledger,
+        url,
+        follow,
+        signal: stop.signal,
+        ...(batchSize !== undefined ? { batchSize } : {}),
+        ...(retrySeconds !== undefined ? { retryForMs: Number(retrySeconds) * 1000 } : {}),
+        notice: (line) => {
+          if (progressShown) io.stderr.write('\n');
+          progressShown = false;
+          io.stderr.write(`hookledger: ship: ${line}\n`);
+        },
+        // A progress line on a terminal, rewritten in place; nothing when output is captured.
+        ...(tty
+          ? {
+              progress: (p: ShipProgress) => {
+                progressShown = true;
+                io.stderr.write(`\r\x1b[K${progressLine(p)}`);
+              },
+            }
+          : {}),
+      });
+      if (progressShown) io.stderr.write('\n');
+      if (json) writeJson(io, report);
+      else writeReport(io, render(report));
+      return 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      ledger.close();
+    }
+  },
+};
+
+/** Whether a URL carries a password (in its user info or a `password` parameter). */
+function hasPassword(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.password !== '' || parsed.searchParams.has('password');
+  } catch {
+    return false;
+  }
+}
+
+function positiveInt(args: Parameters<Command['run']>[0], name: string): number | undefined {
+  const text = stringFlag(args, name);
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`ship: --${name} must be a positive integer`);
+  return Number(text);
+}
+
+function progressLine(p: ShipProgress): string {
+  return `shipped ${p.shipped.invocations} invocations (${p.shipped.links} links); at link ${p.head.seq} of ${p.localHead}`;
+}
+
+function render(r: ShipReport): string {
+  const s = r.shipped;
+  return [
+    `shipped to ${r.to} as source ${r.source} (host ${r.host})`,
+    `invocations ${s.invocations}, outcomes ${s.outcomes}, background completions ${s.backgroundCompletions}, prune checkpoints ${s.checkpoints}, hook sets ${s.hookSets}, legal holds ${s.holds}`,
+    `links ${s.links}; shipped up to link ${r.head.seq} (ledger at ${r.localHead})${r.retries > 0 ? `; waited for the centre ${r.retries} time${r.retries === 1 ? '' : 's'}` : ''}`,
+  ].join('\n');
+}

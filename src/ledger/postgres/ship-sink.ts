@@ -1,0 +1,279 @@
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import type pg from 'pg';
+import { LedgerError } from '../../domain/errors.js';
+import { GENESIS_HASH } from '../integrity.js';
+import {
+  CHECKPOINT_COLUMNS,
+  HOLD_COLUMNS,
+  HOOK_SET_COLUMNS,
+  INVOCATION_COLUMNS,
+  OUTCOME_COLUMNS,
+  type LocalBatch,
+  type Row,
+} from '../ship-source.js';
+import * as central from './schema.js';
+import { storedValue } from './text.js';
+
+/**
+ * The central side of `hookledger ship` (src/ship/, docs/ship.md): one batch of a source's records committed into the PostgreSQL
+ * ledger together with the source's high-water mark, in one transaction (docs/ship.md).
+ *
+ * A source is a writer (`writers` row, id = source id) whose chain is the source's own: its links
+ * are inserted verbatim and its head is what has been shipped. The batch transaction first locks
+ * that row (`FOR UPDATE`), then reads the local records after the head it holds, so two ship
+ * processes for one source take turns batch by batch and can neither ship a link twice nor skip
+ * one; a ship killed at any moment leaves either the whole batch and the new head, or neither.
+ *
+ * Shipped rows get central ids; their source ids are kept (`source_ref`, `ship_hook_sets`) so
+ * that verify can rebuild each source's records exactly as the source holds them.
+ *
+ * Rows go in with one `INSERT … SELECT FROM unnest(arrays)` per table per batch: one statement
+ * whatever the batch size, no parameter-count limit, and close to COPY's speed (measured in
+ * scripts/bench-ship.ts).
+ */
+
+/** A source's lease never ends: recovery must not judge shipped rows by a lease they never had. */
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+/** PostgreSQL type of each column of a central table, by name. */
+function typesOf(table: PgTable): Map<string, string> {
+  return new Map(getTableConfig(table).columns.map((c) => [c.name, c.getSQLType()]));
+}
+
+/** `INSERT INTO table (columns…, extra…) SELECT u.*, $k… FROM unnest($1::t[], …) u`, for `columns` bound as arrays. */
+function unnestInsert(table: PgTable, columns: string[], scalars: string[] = [], tail = ''): string {
+  const types = typesOf(table);
+  const arrays = columns.map((c, i) => `$${i + 1}::${types.get(c)}[]`);
+  const scalarParams = scalars.map((c, i) => `$${columns.length + i + 1}::${types.get(c)}`);
+  return `INSERT INTO ${getTableConfig(table).name} (${[...columns, ...scalars].join(', ')})
+    SELECT u.*${scalarParams.map((p) => `, ${p}`).join('')} FROM unnest(${arrays.join(', ')}) u ${tail}`;
+}
+
+/** Column-major arrays of `rows`, picking `columns` of `from` and mapping values per column. */
+function arraysOf(
+  rows: Row[],
+  from: string[],
+  columns: string[],
+  map: (column: string, value: unknown) => unknown = (_, v) => v,
+): unknown[][] {
+  const positions = columns.map((c) => from.indexOf(c));
+  return columns.map((column, k) => rows.map((row) => map(column, storedValue(row[positions[k]!]))));
+}
+
+const without = (columns: string[], ...names: string[]) => columns.filter((c) => !names.includes(c));
+
+// Invocations: every column but the id (central), plus the local id as source_ref; writer_id bound once.
+const INVOCATION_INSERT_COLUMNS = [...without(INVOCATION_COLUMNS, 'id'), 'source_ref'];
+const INSERT_INVOCATIONS = unnestInsert(central.invocations, INVOCATION_INSERT_COLUMNS, ['writer_id'], 'RETURNING id, source_ref');
+const OUTCOME_INSERT_COLUMNS = [...without(OUTCOME_COLUMNS, 'id'), 'source_ref'];
+const INSERT_OUTCOMES = unnestInsert(central.outcomes, OUTCOME_INSERT_COLUMNS);
+const CHECKPOINT_INSERT_COLUMNS = [...without(CHECKPOINT_COLUMNS, 'id'), 'source_ref'];
+const INSERT_CHECKPOINTS = unnestInsert(central.pruneCheckpoints, CHECKPOINT_INSERT_COLUMNS, ['source_id']);
+const LINK_COLUMNS = ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'];
+const INSERT_LINKS = unnestInsert(central.chain, LINK_COLUMNS, ['writer_id']);
+const INSERT_HOLDS = unnestInsert(central.legalHolds, HOLD_COLUMNS, [], 'ON CONFLICT (session_id) DO NOTHING');
+const HOOK_SET_INSERT_COLUMNS = without(HOOK_SET_COLUMNS, 'id');
+const INSERT_HOOK_SETS = unnestInsert(central.hookSets, HOOK_SET_INSERT_COLUMNS, [], 'ON CONFLICT (fingerprint) DO NOTHING');
+
+// A background completion sets every column its link covers on the outcome shipped with its invocation.
+const COMPLETION_SET_COLUMNS = without(OUTCOME_COLUMNS, 'id', 'invocation_id');
+const COMPLETE_OUTCOMES = (() => {
+  const types = typesOf(central.outcomes);
+  const columns = ['source_ref', ...COMPLETION_SET_COLUMNS];
+  return `UPDATE outcomes o SET ${COMPLETION_SET_COLUMNS.map((c) => `${c} = u.${c}`).join(', ')}
+    FROM unnest(${columns.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ')}) AS u(${columns.join(', ')}), invocations i
+    WHERE o.source_ref = u.source_ref AND i.id = o.invocation_id AND i.writer_id = $${columns.length + 1}`;
+})();
+
+/** 0/1 as PostgreSQL's boolean for the `decisive` column. */
+const outcomeValue = (column: string, value: unknown) => (column === 'decisive' && value !== null ? value === 1 || value === true : value);
+
+/** What one batch (or a whole run) shipped. */
+export interface ShipCounts {
+  links: number;
+  invocations: number;
+  outcomes: number;
+  backgroundCompletions: number;
+  checkpoints: number;
+  hookSets: number;
+  holds: number;
+}
+
+export const zeroCounts = (): ShipCounts => ({
+  links: 0,
+  invocations: 0,
+  outcomes: 0,
+  backgroundCompletions: 0,
+  checkpoints: 0,
+  hookSets: 0,
+  holds: 0,
+});
+
+export function addCounts(total: ShipCounts, more: ShipCounts): void {
+  for (const key of Object.keys(total) as (keyof ShipCounts)[]) total[key] += more[key];
+}
+
+/** The source's position at the centre: the last link shipped. */
+export interface ShippedHead {
+  seq: number;
+  hash: string;
+}
+
+/** Registers the source (its writer row and its `ship_sources` row); idempotent. */
+export async function registerSource(client: pg.ClientBase, sourceId: string, host: string): Promise<ShippedHead> {
+  const now = Date.now();
+  await client.query(
+    `INSERT INTO writers (id, host, head_seq, head_hash, created_at, lease_until) VALUES ($1, $2, 0, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+    [sourceId, host, GENESIS_HASH, now, NEVER],
+  );
+  await client.query(
+    `INSERT INTO ship_sources (id, host, first_shipped_at, last_shipped_at) VALUES ($1, $2, $3, $3)
+     ON CONFLICT (id) DO UPDATE SET host = EXCLUDED.host`,
+    [sourceId, host, now],
+  );
+  const row = (
+    await client.query<{ head_seq: number; head_hash: string }>('SELECT head_seq, head_hash FROM writers WHERE id = $1', [sourceId])
+  ).rows[0]!;
+  return { seq: row.head_seq, hash: row.head_hash };
+}
+
+/** Copies the ledger's legal holds (a hold placed centrally or earlier stays; see docs/ship.md). */
+export async function shipHolds(client: pg.ClientBase, holds: Row[]): Promise<number> {
+  if (holds.length === 0) return 0;
+  return (await client.query(INSERT_HOLDS, arraysOf(holds, HOLD_COLUMNS, HOLD_COLUMNS))).rowCount ?? 0;
+}
+
+/**
+ * Ships one batch in one transaction: locks the source's head, reads the local records after it
+ * (`read`), writes them and moves the head. Returns null when nothing was left to ship.
+ */
+export async function shipBatch(
+  client: pg.ClientBase,
+  sourceId: string,
+  read: (afterSeq: number) => LocalBatch,
+): Promise<{ counts: ShipCounts; head: ShippedHead } | null> {
+  await client.query('BEGIN');
+  try {
+    const head = (
+      await client.query<{ head_seq: number; head_hash: string }>('SELECT head_seq, head_hash FROM writers WHERE id = $1 FOR UPDATE', [
+        sourceId,
+      ])
+    ).rows[0];
+    if (!head) throw new LedgerError('ledger_ship_unregistered', `source ${sourceId} is not registered at the centre`);
+    const batch = read(head.head_seq);
+    if (batch.links.length === 0) {
+      await client.query('COMMIT');
+      return null;
+    }
+    const first = batch.links[0]!;
+    // The next link must follow the shipped head; after a gap (the source pruned links never shipped) it cannot be checked here: verify judges the gap against the source's prune checkpoints.
+    if (first[0] === head.head_seq + 1 && first[3] !== head.head_hash)
+      throw new LedgerError(
+        'ledger_ship_diverged',
+        `this ledger's link ${first[0]} does not follow link ${head.head_seq} that the centre holds for source ${sourceId}: the ledger was replaced or restored from an older copy; ship it under a new source id (delete its ship_source row)`,
+      );
+    const counts = await writeBatch(client, sourceId, batch);
+    const last = batch.links[batch.links.length - 1]!;
+    await client.query('UPDATE writers SET head_seq = $2, head_hash = $3 WHERE id = $1', [sourceId, last[0], last[4]]);
+    await client.query('UPDATE ship_sources SET last_shipped_at = $2 WHERE id = $1', [sourceId, Date.now()]);
+    await client.query('COMMIT');
+    return { counts, head: { seq: last[0], hash: last[4] } };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalBatch): Promise<ShipCounts> {
+  const counts = zeroCounts();
+  counts.links = batch.links.length;
+  const hookSetIds = await mapHookSets(client, sourceId, batch.hookSets, counts);
+
+  const centralIds = new Map<number, number>();
+  if (batch.invocations.length > 0) {
+    const hookSetColumn = INVOCATION_COLUMNS.indexOf('hook_set_id');
+    const rows = batch.invocations.map((row) => {
+      const copy = [...row, row[0]];
+      copy[hookSetColumn] = hookSetIds.get(row[hookSetColumn] as number) ?? null;
+      return copy;
+    });
+    const inserted = await client.query<{ id: number; source_ref: number }>(INSERT_INVOCATIONS, [
+      ...arraysOf(rows, [...INVOCATION_COLUMNS, 'source_ref'], INVOCATION_INSERT_COLUMNS),
+      sourceId,
+    ]);
+    for (const r of inserted.rows) centralIds.set(r.source_ref, r.id);
+    counts.invocations = inserted.rowCount ?? 0;
+  }
+  if (batch.outcomes.length > 0) {
+    const invocationColumn = OUTCOME_COLUMNS.indexOf('invocation_id');
+    // An outcome whose invocation row is gone at the source (its link remains) has nothing to belong to: verify names the gap.
+    const rows = batch.outcomes.flatMap((row) => {
+      const invocation = centralIds.get(row[invocationColumn] as number);
+      if (invocation === undefined) return [];
+      const copy = [...row, row[0]];
+      copy[invocationColumn] = invocation;
+      return [copy];
+    });
+    counts.outcomes = (
+      await client.query(INSERT_OUTCOMES, arraysOf(rows, [...OUTCOME_COLUMNS, 'source_ref'], OUTCOME_INSERT_COLUMNS, outcomeValue))
+    ).rowCount!;
+  }
+  // After the inserts: a completion may follow its invocation within the batch.
+  if (batch.completions.length > 0) {
+    const rows = batch.completions.map((row) => [...row, row[0]]);
+    counts.backgroundCompletions = (
+      await client.query(COMPLETE_OUTCOMES, [
+        ...arraysOf(rows, [...OUTCOME_COLUMNS, 'source_ref'], ['source_ref', ...COMPLETION_SET_COLUMNS], outcomeValue),
+        sourceId,
+      ])
+    ).rowCount!;
+  }
+  if (batch.checkpoints.length > 0) {
+    const rows = batch.checkpoints.map((row) => [...row, row[0]]);
+    counts.checkpoints = (
+      await client.query(INSERT_CHECKPOINTS, [
+        ...arraysOf(rows, [...CHECKPOINT_COLUMNS, 'source_ref'], CHECKPOINT_INSERT_COLUMNS),
+        sourceId,
+      ])
+    ).rowCount!;
+  }
+  await client.query(INSERT_LINKS, [...arraysOf(batch.links, LINK_COLUMNS, LINK_COLUMNS), sourceId]);
+  return counts;
+}
+
+/** Central hook set ids of the batch's local ones: stored once per fingerprint, each source's local id mapped. */
+async function mapHookSets(client: pg.ClientBase, sourceId: string, hookSets: Row[], counts: ShipCounts): Promise<Map<number, number>> {
+  const ids = new Map<number, number>();
+  if (hookSets.length === 0) return ids;
+  const localIds = hookSets.map((row) => row[0] as number);
+  const known = await client.query<{ local_id: number; hook_set_id: number }>(
+    'SELECT local_id, hook_set_id FROM ship_hook_sets WHERE source_id = $1 AND local_id = ANY($2::bigint[])',
+    [sourceId, localIds],
+  );
+  for (const r of known.rows) ids.set(r.local_id, r.hook_set_id);
+  const missing = hookSets.filter((row) => !ids.has(row[0] as number));
+  if (missing.length === 0) return ids;
+  counts.hookSets = (await client.query(INSERT_HOOK_SETS, arraysOf(missing, HOOK_SET_COLUMNS, HOOK_SET_INSERT_COLUMNS))).rowCount!;
+  const fingerprint = HOOK_SET_COLUMNS.indexOf('fingerprint');
+  const mapped = await client.query<{ local_id: number; hook_set_id: number }>(
+    `INSERT INTO ship_hook_sets (source_id, local_id, hook_set_id)
+     SELECT $1, m.local_id, h.id FROM unnest($2::bigint[], $3::text[]) AS m(local_id, fingerprint) JOIN hook_sets h ON h.fingerprint = m.fingerprint
+     RETURNING local_id, hook_set_id`,
+    [sourceId, missing.map((row) => row[0]), missing.map((row) => row[fingerprint])],
+  );
+  for (const r of mapped.rows) ids.set(r.local_id, r.hook_set_id);
+  return ids;
+}
+
+/** Two int4 advisory lock keys: 'hksp' and the source id's hash. */
+const LOCK_CLASS = 0x686b7370;
+
+/**
+ * Takes the source's session lock if free: one ship per source at a time. Correctness does not
+ * rest on it (each batch locks the source's head row); it keeps two shippers from interleaving
+ * batches for nothing. The server drops it with the session when a ship dies.
+ */
+export async function tryLockSource(client: pg.ClientBase, sourceId: string): Promise<boolean> {
+  return (await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS got', [LOCK_CLASS, sourceId]))
+    .rows[0]!.got;
+}

@@ -201,5 +201,5 @@ describe('hookledger prune / hold', () => {
     const usage = await runCli(['prune', '--db', path]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--before AGE\|DATE is required/);
-  });
+  }, 120_000);
 });

@@ -20,6 +20,7 @@ import type pg from 'pg';
 import { GENESIS_HASH, linkHash, rowsText, CHAIN_ENCODING_V1 } from '../src/ledger/integrity.js';
 import { Redactor } from '../src/ledger/redact.js';
 import { invocationRow } from '../src/ledger/write.js';
+import { catchUpRollupPostgres } from '../src/ledger/postgres/health-rollup.js';
 import { PostgresStore } from '../src/ledger/postgres/store.js';
 import { invocationLinkEntries, storedPostgresBegin, storedPostgresFinal } from '../src/ledger/postgres/write.js';
 import { historyHookSets, syntheticHistory, type HistoryOptions } from './generate-ledger.js';
@@ -222,6 +223,9 @@ export async function generatePostgresLedger(
     // Statistics of the loaded rows, not of empty tables: the planner picks its indexes from them.
     await client.query('ANALYZE');
     log(`  committed and analyzed, ${elapsed()}s`);
+    // The hook-health rollup for the whole history, as generate-ledger does on SQLite: the first report reads built hours.
+    await catchUpRollupPostgres(store.connection.pool);
+    log(`  hook-health rollup built, ${elapsed()}s`);
     const bytes = Number((await client.query<{ n: string }>('SELECT pg_database_size(current_database()) AS n')).rows[0]!.n);
     return { invocations: invocationId, outcomes: outcomeCount, seconds: Number(elapsed()), bytes };
   } catch (error) {

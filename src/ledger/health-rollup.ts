@@ -76,17 +76,18 @@ export const BUCKET_COUNT = 2 + 53 * BUCKETS_PER_OCTAVE;
 /** No histogram yet: totals get their dense array (13.6 KB) only when a duration is merged in. */
 const NO_HISTOGRAM = new Float64Array(0);
 
-function emptyTotals(): HealthTotals {
+export function emptyTotals(): HealthTotals {
   return { ...emptyAcc(), hist: NO_HISTOGRAM };
 }
 
 /** The totals' dense histogram, allocated on first use. */
-function histogramOf(t: HealthTotals): Float64Array {
+export function histogramOf(t: HealthTotals): Float64Array {
   if (t.hist === NO_HISTOGRAM) t.hist = new Float64Array(BUCKET_COUNT);
   return t.hist;
 }
 
-function mergeCounters(into: Omit<HealthAcc, 'hist'>, from: Omit<HealthAcc, 'hist'>): void {
+/** Adds one span's counters to another's (max for the max). */
+export function mergeCounters(into: Omit<HealthAcc, 'hist'>, from: Omit<HealthAcc, 'hist'>): void {
   into.runs += from.runs;
   into.allows += from.allows;
   into.denials += from.denials;
@@ -178,7 +179,7 @@ export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
 }
 
 export const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
-const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
+export const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
 type LiveRow = [
   invStartedAt: number,

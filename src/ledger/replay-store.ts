@@ -36,6 +36,14 @@ export interface ReplayRunStart {
   totals: ReplayTotals;
 }
 
+/** Statements both engines' run stores use as they are (PostgreSQL numbers the placeholders). */
+export const REPLAY_STORE_SQL = {
+  updateTotals: 'UPDATE replay_runs SET totals_json = ? WHERE id = ?',
+  finishRun: 'UPDATE replay_runs SET status = ?, totals_json = ?, finished_at = ? WHERE id = ?',
+  runningOnHost: `SELECT id, pid FROM replay_runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL`,
+  markIncomplete: `UPDATE replay_runs SET status = 'incomplete' WHERE id = ? AND status = 'running'`,
+} as const;
+
 /**
  * Writes replay runs and their results, and nothing else: replay never touches the live
  * `invocations` and `outcomes` tables. Results are inserted a batch per transaction, together
@@ -63,8 +71,8 @@ export class ReplayStore {
          new_decisive_hook_id, detail_json, baseline_mismatch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.updateTotals = s.prepare(`UPDATE replay_runs SET totals_json = ? WHERE id = ?`);
-    this.finishRunStatement = s.prepare(`UPDATE replay_runs SET status = ?, totals_json = ?, finished_at = ? WHERE id = ?`);
+    this.updateTotals = s.prepare(REPLAY_STORE_SQL.updateTotals);
+    this.finishRunStatement = s.prepare(REPLAY_STORE_SQL.finishRun);
     const append = s.transaction((runId: number, records: ReplayResultRecord[], totals: ReplayTotals) => {
       for (const r of records) {
         this.insertResult.run(
@@ -122,10 +130,8 @@ export class ReplayStore {
   }
 
   private recoverDeadRuns(): void {
-    const running = this.ledger.sqlite
-      .prepare(`SELECT id, pid FROM replay_runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL`)
-      .all(this.host) as { id: number; pid: number }[];
-    const mark = this.ledger.sqlite.prepare(`UPDATE replay_runs SET status = 'incomplete' WHERE id = ? AND status = 'running'`);
+    const running = this.ledger.sqlite.prepare(REPLAY_STORE_SQL.runningOnHost).all(this.host) as { id: number; pid: number }[];
+    const mark = this.ledger.sqlite.prepare(REPLAY_STORE_SQL.markIncomplete);
     for (const run of running) if (!isProcessAlive(run.pid)) mark.run(run.id);
   }
 

@@ -228,7 +228,8 @@ describe('console on PostgreSQL', () => {
     }
     expect(result.text).toMatch(/ledger intact/);
     const html = readFileSync(out, 'utf8');
-    expect(html).toContain(`writer ${WRITER}: link`);
+    // The writer id is shown as a value (fold wraps it in a span).
+    expect(html).toMatch(new RegExp(`writer (<span class="value">)?${WRITER}(</span>)?: link`));
     expect(html).toContain('console-pg');
     expect(html).toContain('pg-s2');
   });

@@ -16,11 +16,6 @@ import type { VerifyOptions } from '../verify.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
 import type { PostgresRecorder } from './write.js';
 
-/** What a method whose PostgreSQL module has not landed yet throws: one line, exit 3. */
-function unsupported(what: string): LedgerError {
-  return new LedgerError('ledger_engine_unsupported', `${what} is not supported on PostgreSQL yet`);
-}
-
 /**
  * The PostgreSQL engine: the `Ledger` interface over a `PostgresStore` (pool, migrations,
  * recovery, this process's writer lease). Like the SQLite engine it only delegates: each
@@ -69,8 +64,8 @@ export class PostgresLedger implements Ledger {
   }
 
   // pgops: hook health, export, replay.
-  async hookHealth(_options: HealthOptions = {}): Promise<HealthReport> {
-    throw unsupported('hook health');
+  async hookHealth(options: HealthOptions = {}): Promise<HealthReport> {
+    return (await import('./queries/health.js')).hookHealthPostgres(this.pool, this.location, options);
   }
   async hookHealthSeries(options: HealthSeriesOptions) {
     return (await import('./queries/health-buckets.js')).hookHealthSeriesPostgres(this.pool, options);
@@ -78,28 +73,34 @@ export class PostgresLedger implements Ledger {
   async hookSetsInForce(since: number, until: number) {
     return (await import('./queries/hook-sets.js')).hookSetsInForcePostgres(this.pool, since, until);
   }
-  // eslint-disable-next-line require-yield
-  async *exportRecords(_filter: InvocationFilter): AsyncGenerator<ExportRecord> {
-    throw unsupported('export');
+  async *exportRecords(filter: InvocationFilter): AsyncGenerator<ExportRecord> {
+    yield* (await import('./queries/export.js')).exportRecordsPostgres(this.pool, this.location, filter);
   }
-  // eslint-disable-next-line require-yield
-  async *exportText(_filter: InvocationFilter, _format: ExportFormat): AsyncGenerator<string> {
-    throw unsupported('export');
+  async *exportText(filter: InvocationFilter, format: ExportFormat): AsyncGenerator<string> {
+    yield* (await import('./queries/export.js')).exportTextPostgres(this.pool, this.location, filter, format);
   }
-  async replaySource(_selection: ReplaySelection, _batchSize?: number): Promise<ReplaySourceReader> {
-    throw unsupported('replay');
+  async replaySource(selection: ReplaySelection, batchSize?: number): Promise<ReplaySourceReader> {
+    return (await import('./queries/replay-source.js')).openReplaySourcePostgres(this.pool, this.location, selection, batchSize);
   }
   replayRuns(): ReplayRunWriter {
-    throw unsupported('replay');
+    // Hook sets are stored through this engine's recorder (one cache of ids), as the SQLite store uses its writer.
+    const recorder = this.writer();
+    let store: ReplayRunWriter | undefined;
+    const ready = async () => (store ??= new (await import('./replay-store.js')).PostgresReplayStore(this.pool, this.location, recorder));
+    return {
+      startRun: async (run) => (await ready()).startRun(run),
+      append: async (runId, records, totals) => (await ready()).append(runId, records, totals),
+      finish: async (runId, status, totals, finishedAt) => (await ready()).finish(runId, status, totals, finishedAt),
+    };
   }
-  async listReplayRuns(_options: { limit?: number } = {}): Promise<ReplayRunSummary[]> {
-    throw unsupported('replay list');
+  async listReplayRuns(options: { limit?: number } = {}): Promise<ReplayRunSummary[]> {
+    return (await import('./queries/replay-runs.js')).listReplayRunsPostgres(this.pool, this.location, options);
   }
-  async getReplayRun(_runId: number): Promise<ReplayRunSummary> {
-    throw unsupported('replay show');
+  async getReplayRun(runId: number): Promise<ReplayRunSummary> {
+    return (await import('./queries/replay-runs.js')).getReplayRunPostgres(this.pool, this.location, runId);
   }
-  async showReplayRun(_runId: number, _options: { limit?: number } = {}): Promise<ReplayRunDetail> {
-    throw unsupported('replay show');
+  async showReplayRun(runId: number, options: { limit?: number } = {}): Promise<ReplayRunDetail> {
+    return (await import('./queries/replay-runs.js')).showReplayRunPostgres(this.pool, this.location, runId, options);
   }
 
   async chainHeads() {

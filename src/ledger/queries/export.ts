@@ -42,7 +42,8 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Invocations read per query: bounds memory (about this many invocations and their outcomes) whatever the ledger size. */
 const BATCH = 500;
 
-type HookSetRow = Pick<StoredHookSetRow, 'id' | 'name' | 'version' | 'fingerprint'>;
+/** The hook-set columns an export record carries. */
+export type HookSetRow = Pick<StoredHookSetRow, 'id' | 'name' | 'version' | 'fingerprint'>;
 
 /** One invocation's stored rows, as read for the export. */
 interface ExportRows {
@@ -90,37 +91,40 @@ function* exportRows(ledger: Ledger, filter: InvocationFilter): Generator<Export
  * for how it is read).
  */
 export function* exportRecords(ledger: Ledger, filter: InvocationFilter): Generator<ExportRecord> {
-  for (const { row: r, hookSet: hs, outcomes } of exportRows(ledger, filter)) {
-    yield {
-      id: r.id,
-      startedAt: r.started_at,
-      finishedAt: r.finished_at,
-      durationUs: r.duration_us,
-      point: r.point,
-      eventName: r.event_name,
-      sessionId: r.session_id,
-      turn: r.turn,
-      toolName: r.tool_name,
-      toolUseId: r.tool_use_id,
-      agent: r.agent,
-      cwd: r.cwd,
-      status: r.status,
-      decision: r.decision,
-      decisiveHookId: r.decisive_hook_id,
-      reasonCode: r.reason_code,
-      message: r.message,
-      hookSet: hs,
-      input: fromJsonText(r.input_json),
-      modifiedInput: fromJsonText(r.modified_input_json),
-      additionalContext: (fromJsonText(r.context_json) as string[] | null) ?? [],
-      redactions: (fromJsonText(r.redactions_json) as string[] | null) ?? [],
-      invocation: fromJsonText(r.invocation_json),
-      raw: fromJsonText(r.raw_json),
-      pid: r.pid,
-      host: r.host,
-      outcomes: outcomes.map(outcomeFromRow),
-    };
-  }
+  for (const { row, hookSet, outcomes } of exportRows(ledger, filter)) yield exportRecordFrom(row, hookSet, outcomes);
+}
+
+/** An export record from an invocation's stored rows (both engines; `decisive` as 0/1). */
+export function exportRecordFrom(r: InvocationRow, hs: HookSetRow, outcomes: OutcomeRow[]): ExportRecord {
+  return {
+    id: r.id,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    durationUs: r.duration_us,
+    point: r.point,
+    eventName: r.event_name,
+    sessionId: r.session_id,
+    turn: r.turn,
+    toolName: r.tool_name,
+    toolUseId: r.tool_use_id,
+    agent: r.agent,
+    cwd: r.cwd,
+    status: r.status,
+    decision: r.decision,
+    decisiveHookId: r.decisive_hook_id,
+    reasonCode: r.reason_code,
+    message: r.message,
+    hookSet: hs,
+    input: fromJsonText(r.input_json),
+    modifiedInput: fromJsonText(r.modified_input_json),
+    additionalContext: (fromJsonText(r.context_json) as string[] | null) ?? [],
+    redactions: (fromJsonText(r.redactions_json) as string[] | null) ?? [],
+    invocation: fromJsonText(r.invocation_json),
+    raw: fromJsonText(r.raw_json),
+    pid: r.pid,
+    host: r.host,
+    outcomes: outcomes.map(outcomeFromRow),
+  };
 }
 
 /** A nullable number column as `${value}` writes it in JavaScript. */
@@ -246,7 +250,7 @@ export function csvText(text: string | null): string | null {
 }
 
 /** The values of one CSV line, before quoting. */
-interface CsvFields {
+export interface CsvFields {
   id: number;
   startedAt: number;
   durationUs: number | null;
@@ -271,7 +275,8 @@ interface CsvFields {
   hookSetFingerprint: string;
 }
 
-function csvFieldsLine(f: CsvFields): string {
+/** One CSV line (no terminator) from its values, quoted and formula-guarded as every engine writes it. */
+export function csvFieldsLine(f: CsvFields): string {
   const t = (text: string | null) => csvCell(csvText(text));
   return (
     `${f.id},${f.startedAt},${new Date(f.startedAt).toISOString()},${csvCell(f.durationUs)},${t(f.point)},${t(f.eventName)}` +
@@ -381,10 +386,15 @@ export function* exportLines(ledger: Ledger, filter: InvocationFilter, format: E
   for (const { text } of exportBatches(ledger, filter, format)) yield text;
 }
 
-function* exportBatches(ledger: Ledger, filter: InvocationFilter, format: ExportFormat): Generator<LineBatch> {
+/** InputError unless `format` is an export format (the library's check; the CLI names its flag itself). */
+export function checkExportFormat(format: string): asserts format is ExportFormat {
   if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
     throw new InputError(`format: "${format}" is not an export format (expected ${EXPORT_FORMATS.join(' or ')})`);
   }
+}
+
+function* exportBatches(ledger: Ledger, filter: InvocationFilter, format: ExportFormat): Generator<LineBatch> {
+  checkExportFormat(format);
   if (format === 'csv') {
     yield { text: `${csvLine(CSV_COLUMNS)}\r\n`, rows: 0 };
     yield* csvLines(ledger, filter);

@@ -1,7 +1,7 @@
 import { InputError } from '../../domain/errors.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
-import { bucketRange, bucketValue, hasRollups, rollupTotals } from '../health-rollup.js';
+import { bucketRange, bucketValue, hasRollups, rollupTotals, type HealthTotals } from '../health-rollup.js';
 
 /** The window hook health covers when none is given. */
 export const DEFAULT_HEALTH_WINDOW_MS = 30 * 86_400_000;
@@ -75,6 +75,24 @@ interface CountsRow {
   max_us: number | null;
 }
 
+/**
+ * What each counter of a run counts, as an SQL condition over an outcome row: written once for
+ * both engines (SQLite sums the conditions, PostgreSQL counts with FILTER) and the same rules as
+ * the rollup's live aggregation (health-rollup.ts).
+ */
+export const HEALTH_COUNTERS = [
+  ['allows', `decision = 'allow'`],
+  ['denials', `decision = 'deny' AND failure_reason IS NULL`],
+  ['asks', `decision = 'ask' AND failure_reason IS NULL`],
+  ['modifies', `decision = 'modify' AND failure_reason IS NULL`],
+  ['decisive', 'decisive'],
+  ['failures', `status = 'failed'`],
+  ['timeouts', `status = 'timed_out'`],
+  ['violations', `failure_reason = 'observe_only_violation'`],
+  ['pending', `status = 'pending'`],
+  ['interrupted', `status = 'interrupted'`],
+] as const satisfies readonly (readonly [keyof CountsRow, string])[];
+
 /** Windows holding at most this many runs get exact percentiles; larger ones, the rollup histogram's. */
 export const EXACT_PERCENTILE_LIMIT = 200_000;
 
@@ -90,26 +108,18 @@ export const EXACT_PERCENTILE_LIMIT = 200_000;
  * duration range only.
  */
 export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthReport {
-  const until = options.until ?? Date.now();
-  const since = options.since ?? until - DEFAULT_HEALTH_WINDOW_MS;
-  if (since >= until)
-    throw new InputError(
-      `since: the window is empty (since ${new Date(since).toISOString()} is not before until ${new Date(until).toISOString()})`,
-    );
+  const { since, until } = healthWindow(options);
   if (!hasRollups(ledger)) return exactHealth(ledger, since, until, options.hookId);
   const { totals } = rollupTotals(ledger, since, until, options.hookId, options.now ?? Date.now());
-  let windowRuns = 0;
-  for (const a of totals.values()) windowRuns += a.runs;
-  const exact = windowRuns <= (options.exactPercentileLimit ?? EXACT_PERCENTILE_LIMIT);
+  const exact = wantsExactPercentiles(totals, options);
   const hooks: HookHealth[] = [];
   for (const [hookId, a] of totals) {
     if (a.runs === 0 && a.skips === 0) continue;
     const percentile = (p: number): number | null => {
-      if (a.timed === 0) return null;
-      const rank = Math.max(1, Math.ceil(p * a.timed));
-      const [bucket, below] = bucketAtRank(a.hist, rank);
-      if (!exact) return Math.min(bucketValue(bucket), a.maxUs ?? Number.MAX_SAFE_INTEGER);
-      const [lo, hi] = bucketRange(bucket);
+      const target = percentileTarget(a, p);
+      if (target === null) return null;
+      if (!exact) return histogramPercentile(a, target);
+      const [lo, hi] = bucketRange(target.bucket);
       const value = prepared<[string, number, number, number, number, number], number>(
         ledger,
         `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
@@ -117,34 +127,78 @@ export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthR
          ORDER BY duration_us LIMIT 1 OFFSET ?`,
       )
         .pluck()
-        .get(hookId, lo, hi, since, until, rank - below - 1);
+        .get(hookId, lo, hi, since, until, target.rank - target.below - 1);
       // The bucket's entries differ from the histogram's only for an outcome that started long after its invocation (see health-rollup.ts): read the whole hook then.
-      return value ?? exactPercentile(ledger, hookId, since, until, a.timed, rank);
+      return value ?? exactPercentile(ledger, hookId, since, until, a.timed, target.rank);
     };
-    hooks.push({
-      hookId,
-      runs: a.runs,
-      allows: a.allows,
-      denials: a.denials,
-      asks: a.asks,
-      modifies: a.modifies,
-      decisive: a.decisive,
-      failures: a.failures,
-      timeouts: a.timeouts,
-      observeOnlyViolations: a.violations,
-      skips: a.skips,
-      pending: a.pending,
-      interrupted: a.interrupted,
-      p50Us: percentile(0.5),
-      p95Us: percentile(0.95),
-      maxUs: a.maxUs,
-      failureRate: a.runs === 0 ? 0 : (a.failures + a.timeouts) / a.runs,
-    });
+    hooks.push(hookHealthFrom(hookId, a, percentile(0.5), percentile(0.95)));
   }
   return { since, until, hooks: sortHooks(hooks) };
 }
 
-function sortHooks(hooks: HookHealth[]): HookHealth[] {
+/** The window a report covers, [since, until): `until` defaults to now, `since` to 30 days before it. InputError when empty. */
+export function healthWindow(options: Pick<HealthOptions, 'since' | 'until'>): { since: number; until: number } {
+  const until = options.until ?? Date.now();
+  const since = options.since ?? until - DEFAULT_HEALTH_WINDOW_MS;
+  if (since >= until)
+    throw new InputError(
+      `since: the window is empty (since ${new Date(since).toISOString()} is not before until ${new Date(until).toISOString()})`,
+    );
+  return { since, until };
+}
+
+/** Whether a window's percentiles are read exactly (few runs) or from the histogram (see `EXACT_PERCENTILE_LIMIT`). */
+export function wantsExactPercentiles(totals: Map<string, HealthTotals>, options: Pick<HealthOptions, 'exactPercentileLimit'>): boolean {
+  let windowRuns = 0;
+  for (const a of totals.values()) windowRuns += a.runs;
+  return windowRuns <= (options.exactPercentileLimit ?? EXACT_PERCENTILE_LIMIT);
+}
+
+/** Where a nearest-rank percentile lies in a hook's histogram: the rank, its bucket, and the runs in lower buckets. */
+export interface PercentileTarget {
+  rank: number;
+  bucket: number;
+  below: number;
+}
+
+/** The histogram bucket holding percentile `p` of a hook's timed runs; null when none has a duration. */
+export function percentileTarget(a: HealthTotals, p: number): PercentileTarget | null {
+  if (a.timed === 0) return null;
+  const rank = Math.max(1, Math.ceil(p * a.timed));
+  const [bucket, below] = bucketAtRank(a.hist, rank);
+  return { rank, bucket, below };
+}
+
+/** A percentile as the histogram gives it: the bucket's middle, never above the exact max. */
+export function histogramPercentile(a: HealthTotals, target: PercentileTarget): number {
+  return Math.min(bucketValue(target.bucket), a.maxUs ?? Number.MAX_SAFE_INTEGER);
+}
+
+/** One hook's line of the report from its totals over the window and its percentiles (both engines). */
+export function hookHealthFrom(hookId: string, a: HealthTotals, p50Us: number | null, p95Us: number | null): HookHealth {
+  return {
+    hookId,
+    runs: a.runs,
+    allows: a.allows,
+    denials: a.denials,
+    asks: a.asks,
+    modifies: a.modifies,
+    decisive: a.decisive,
+    failures: a.failures,
+    timeouts: a.timeouts,
+    observeOnlyViolations: a.violations,
+    skips: a.skips,
+    pending: a.pending,
+    interrupted: a.interrupted,
+    p50Us,
+    p95Us,
+    maxUs: a.maxUs,
+    failureRate: a.runs === 0 ? 0 : (a.failures + a.timeouts) / a.runs,
+  };
+}
+
+/** Worst first: by failure rate, then p95, then id (both engines). */
+export function sortHooks(hooks: HookHealth[]): HookHealth[] {
   return hooks.sort((a, b) => b.failureRate - a.failureRate || (b.p95Us ?? 0) - (a.p95Us ?? 0) || a.hookId.localeCompare(b.hookId));
 }
 
@@ -188,19 +242,8 @@ export function exactHealth(ledger: Ledger, since: number, until: number, hookId
   const hookIds = hookId !== undefined ? [hookId] : allHookIds(ledger);
   const counts = prepared<[string, number, number], CountsRow>(
     ledger,
-    `SELECT count(*) AS runs,
-       sum(decision = 'allow') AS allows,
-       sum(decision = 'deny' AND failure_reason IS NULL) AS denials,
-       sum(decision = 'ask' AND failure_reason IS NULL) AS asks,
-       sum(decision = 'modify' AND failure_reason IS NULL) AS modifies,
-       sum(decisive) AS decisive,
-       sum(status = 'failed') AS failures,
-       sum(status = 'timed_out') AS timeouts,
-       sum(failure_reason = 'observe_only_violation') AS violations,
-       sum(status = 'pending') AS pending,
-       sum(status = 'interrupted') AS interrupted,
-       count(duration_us) AS timed,
-       max(duration_us) AS max_us
+    `SELECT count(*) AS runs, ${HEALTH_COUNTERS.map(([name, condition]) => `sum(${condition}) AS ${name}`).join(', ')},
+       count(duration_us) AS timed, max(duration_us) AS max_us
      FROM outcomes INDEXED BY outcomes_health
      WHERE hook_id = ? AND started_at >= ? AND started_at < ?`,
   );

@@ -41,7 +41,7 @@ export interface ReplayRunDetail {
 }
 
 /** A run with its hook set and baseline (columns typed by the schema). */
-type RunRow = Pick<ReplayRunRow, 'id' | 'status' | 'filter_json' | 'options_json' | 'started_at' | 'finished_at' | 'totals_json'> & {
+export type RunRow = Pick<ReplayRunRow, 'id' | 'status' | 'filter_json' | 'options_json' | 'started_at' | 'finished_at' | 'totals_json'> & {
   hs_id: number;
   hs_name: string;
   hs_version: string;
@@ -52,7 +52,8 @@ type RunRow = Pick<ReplayRunRow, 'id' | 'status' | 'filter_json' | 'options_json
   b_fingerprint: string | null;
 };
 
-type ResultRow = Pick<
+/** The result columns a run's detail shows. */
+export type ResultRow = Pick<
   ReplayResultRow,
   | 'invocation_id'
   | 'change'
@@ -64,7 +65,8 @@ type ResultRow = Pick<
   | 'baseline_mismatch'
 >;
 
-const RUN_COLUMNS = `r.id, r.status, r.filter_json, r.options_json, r.started_at, r.finished_at, r.totals_json,
+/** The run columns and joins both engines read runs with (`SELECT ${RUN_COLUMNS} WHERE …`). */
+export const RUN_COLUMNS = `r.id, r.status, r.filter_json, r.options_json, r.started_at, r.finished_at, r.totals_json,
   h.id AS hs_id, h.name AS hs_name, h.version AS hs_version, h.fingerprint AS hs_fingerprint,
   b.id AS b_id, b.name AS b_name, b.version AS b_version, b.fingerprint AS b_fingerprint
   FROM replay_runs r JOIN hook_sets h ON h.id = r.hook_set_id LEFT JOIN hook_sets b ON b.id = r.baseline_hook_set_id`;
@@ -118,7 +120,8 @@ export function showReplayRun(ledger: Ledger, runId: number, options: { limit?: 
   };
 }
 
-function runFromRow(row: RunRow): ReplayRunSummary {
+/** A run summary from its row (both engines). */
+export function runFromRow(row: RunRow): ReplayRunSummary {
   return {
     id: row.id,
     status: row.status,
@@ -132,7 +135,8 @@ function runFromRow(row: RunRow): ReplayRunSummary {
   };
 }
 
-function resultFromRow(row: ResultRow): ReplayResult {
+/** A result from its row (both engines; `baseline_mismatch` as 0/1). */
+export function resultFromRow(row: ResultRow): ReplayResult {
   return {
     invocationId: row.invocation_id,
     change: row.change,

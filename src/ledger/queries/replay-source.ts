@@ -29,6 +29,10 @@ export type ReplaySourceRow = Pick<
   | 'redactions_json'
 >;
 
+/** ReplaySourceRow's columns, as both engines select them (`FROM invocations i`). */
+export const REPLAY_SOURCE_COLUMNS = `i.id, i.point, i.session_id, i.tool_name, i.agent, i.input_json, i.invocation_json, i.raw_json, i.decision,
+  i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json, i.redactions_json`;
+
 /** The recorded outcome columns the per-hook diff compares (not the payloads: the diff must stay cheap). */
 export type ReplayOutcomeRow = Pick<
   OutcomeRow,
@@ -94,11 +98,10 @@ export class ReplaySource {
       .prepare(`SELECT count(*) FROM invocations i ${bounded}`)
       .pluck()
       .get(...this.params, this.lastId, this.maxId) as number;
-    this.batch = s.prepare(
-      `SELECT i.id, i.point, i.session_id, i.tool_name, i.agent, i.input_json, i.invocation_json, i.raw_json, i.decision,
-         i.decisive_hook_id, i.reason_code, i.message, i.modified_input_json, i.redactions_json
-       FROM invocations i ${bounded} ORDER BY i.id LIMIT ?`,
-    ) as Database.Statement<unknown[], ReplaySourceRow>;
+    this.batch = s.prepare(`SELECT ${REPLAY_SOURCE_COLUMNS} FROM invocations i ${bounded} ORDER BY i.id LIMIT ?`) as Database.Statement<
+      unknown[],
+      ReplaySourceRow
+    >;
     // Raw arrays rather than objects: at replay speeds building a keyed object per outcome row shows in the profile.
     const columns = 'invocation_id, hook_id, mode, status, decision, decisive, reason_code, failure_reason';
     this.outcomesIn = s

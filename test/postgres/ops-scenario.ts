@@ -86,33 +86,6 @@ export const opsHookSet = defineHooks({
   ],
 });
 
-/** The same hook set tightened: what a replay against it should report as changed. */
-export const opsTightened = defineHooks({
-  name: 'ops-parity',
-  version: '2',
-  hooks: [
-    {
-      id: 'no-rm',
-      point: 'pre_tool_use',
-      match: 'Bash',
-      capability: 'guardrail',
-      priority: 10,
-      run: (inv) =>
-        /rm -rf|git push/.test(JSON.stringify(inv.toolInput))
-          ? { decision: 'deny', reasonCode: 'policy_violation', message: 'no' }
-          : undefined,
-    },
-    {
-      id: 'no-etc',
-      point: 'pre_tool_use',
-      match: 'Read',
-      capability: 'guardrail',
-      priority: 20,
-      run: (inv) => (JSON.stringify(inv.toolInput).includes('/etc/') ? { decision: 'deny', message: '-etc is off limits' } : undefined),
-    },
-  ],
-});
-
 const inputs: unknown[] = [
   { point: 'user_prompt_submit', sessionId: 'p1', agent: 'claude-code', prompt: '=cmd|" /C calc"!A0 clean up \ud83e\uddf9 the repo' },
   {

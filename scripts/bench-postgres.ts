@@ -4,7 +4,7 @@
  *
  *   npm run bench:postgres -- --sqlite /tmp/hookledger-1m.db            # both parts
  *   npm run bench:postgres -- --only serve [--requests 3000]
- *   npm run bench:postgres -- --only reports --sqlite L.db [--pg-url postgres://…/db] [--runs 200]
+ *   npm run bench:postgres -- --only reports --sqlite L.db [--pg-url postgres://…/db] [--runs 200] [--match 'health']
  *
  * The benchmark starts its own durable PostgreSQL server (scripts/postgres-server.ts: fsync and
  * synchronous_commit on, as a production server runs).
@@ -44,6 +44,8 @@ const { values } = parseArgs({
     sqlite: { type: 'string', default: '/tmp/hookledger-1m.db' },
     'pg-url': { type: 'string' },
     invocations: { type: 'string', default: '1000000' },
+    /** Only the report rows whose label matches this regular expression (the floor always runs). */
+    match: { type: 'string' },
   },
 });
 
@@ -438,7 +440,8 @@ async function benchReports(server: PostgresServer | null): Promise<void> {
       `\nreports through the Ledger interface: SQLite ${counts[0]!.toLocaleString('en')} invocations, PostgreSQL ${counts[1]!.toLocaleString('en')}; load ${load()}`,
     );
     const rows: (string | number)[][] = [];
-    for (const c of reportCases(runs)) {
+    const match = values.match ? new RegExp(values.match) : null;
+    for (const c of reportCases(runs).filter((c, i) => i === 0 || !match || match.test(c.label))) {
       const lite = await c.run(subjects[0]!, keys.get('SQLite')!);
       const post = await c.run(subjects[1]!, keys.get('PostgreSQL')!).catch((error: unknown) => {
         // A query whose PostgreSQL module has not landed yet: say so in its row, measure the rest.

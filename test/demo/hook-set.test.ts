@@ -346,7 +346,8 @@ describe('demo hook set: in-process guardrails', () => {
   });
 });
 
-describe('demo command hooks (real processes)', () => {
+// Each case spawns a real interpreter; a dozen of them in a row take seconds on a loaded 2-core machine.
+describe('demo command hooks (real processes)', { timeout: 120_000 }, () => {
   const run = (program: string, script: string, payload: unknown) =>
     spawnSync(program, [script], {
       input: typeof payload === 'string' ? payload : JSON.stringify(payload),

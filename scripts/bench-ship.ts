@@ -172,8 +172,10 @@ async function followLag(dir: string, url: string) {
   await client.connect();
   const samples: number[] = [];
   try {
-    // Until the follower has shipped the warm-up record.
-    while (Number((await client.query('SELECT count(*) AS n FROM invocations')).rows[0].n) < 1) await new Promise((r) => setTimeout(r, 20));
+    // Until the follower has created the schema and shipped the warm-up record.
+    const shipped = async () =>
+      Number((await client.query('SELECT count(*) AS n FROM invocations').catch(() => ({ rows: [{ n: 0 }] }))).rows[0].n);
+    while ((await shipped()) < 1) await new Promise((r) => setTimeout(r, 20));
     for (let i = 0; i < LAG_SAMPLES; i++) {
       const report = await runner.run({ point: 'pre_tool_use', sessionId: 'lag', toolName: 'Bash', toolInput: { command: `echo ${i}` } });
       const committed = performance.now();

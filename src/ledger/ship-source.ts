@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Ledger as SqliteHandle } from './open.js';
-import { parseRowsText } from './integrity.js';
+import { CHAIN_ENCODING_V1, parseRowsText } from './integrity.js';
 import { hookSets, invocations, legalHolds, outcomes, pruneCheckpoints } from './schema.js';
 import { prepared } from './statements.js';
 
@@ -25,23 +25,12 @@ export const HOOK_SET_COLUMNS = columnsOf(hookSets);
 export const HOLD_COLUMNS = columnsOf(legalHolds);
 
 /**
- * Outcome columns a background completion writes (`completeBackground`): before its own link is
- * shipped, a shipped outcome that was pending at its invocation's commit carries none of them,
- * as it was then (so the centre never shows a completion its chain does not cover yet).
+ * Outcome columns a background completion fills (the result columns the chain requires empty on a
+ * pending outcome, and the failure detail): before its own link is shipped, a shipped outcome that
+ * was pending at its invocation's commit carries none of them, as it was then (so the centre never
+ * shows a completion its chain does not cover yet).
  */
-const COMPLETION_COLUMNS = [
-  'decision',
-  'reason_code',
-  'message',
-  'payload_json',
-  'modified_input_json',
-  'additional_context',
-  'failure_reason',
-  'failure_detail',
-  'skip_reason',
-  'redactions_json',
-  'duration_us',
-] as const;
+const COMPLETION_COLUMNS = [...CHAIN_ENCODING_V1.outcomeResult, 'failure_detail'];
 const COMPLETION_POSITIONS = COMPLETION_COLUMNS.map((name) => OUTCOME_COLUMNS.indexOf(name));
 const OUTCOME_STATUS = OUTCOME_COLUMNS.indexOf('status');
 const OUTCOME_ID = OUTCOME_COLUMNS.indexOf('id');

@@ -178,6 +178,28 @@ export function decodeHistogramInto(buf: Uint8Array, into: Float64Array): void {
   }
 }
 
+/** One stored rollup row's values, in the column order of `health_rollups` (both engines insert these). */
+export function rollupRowValues(hour: number, hook: string, a: HealthAcc): unknown[] {
+  return [
+    hour,
+    hook,
+    a.runs,
+    a.allows,
+    a.denials,
+    a.asks,
+    a.modifies,
+    a.decisive,
+    a.failures,
+    a.timeouts,
+    a.violations,
+    a.skips,
+    a.interrupted,
+    a.timed,
+    a.maxUs,
+    encodeHistogram(a.hist),
+  ];
+}
+
 export const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
 export const ceilHour = (ms: number) => Math.ceil(ms / HOUR_MS) * HOUR_MS;
 
@@ -462,24 +484,7 @@ function storeRollupHours(
       const at = Date.now();
       for (const { hour, hooks } of toStore) {
         for (const [hook, a] of hooks) {
-          insertRow.run(
-            hour,
-            hook,
-            a.runs,
-            a.allows,
-            a.denials,
-            a.asks,
-            a.modifies,
-            a.decisive,
-            a.failures,
-            a.timeouts,
-            a.violations,
-            a.skips,
-            a.interrupted,
-            a.timed,
-            a.maxUs,
-            encodeHistogram(a.hist),
-          );
+          insertRow.run(...rollupRowValues(hour, hook, a));
         }
         insertHour.run(hour, at);
       }

@@ -7,7 +7,7 @@ import {
   emptyAcc,
   emptyTotals,
   histogramOf,
-  encodeHistogram,
+  rollupRowValues,
   floorHour,
   HOUR_MS,
   LOOKBACK_MS,
@@ -316,24 +316,7 @@ async function storeRollupHours(
     const columns: unknown[][] = Array.from({ length: 16 }, () => []);
     for (const { hour, hooks } of toStore) {
       for (const [hook, a] of hooks) {
-        const values = [
-          hour,
-          hook,
-          a.runs,
-          a.allows,
-          a.denials,
-          a.asks,
-          a.modifies,
-          a.decisive,
-          a.failures,
-          a.timeouts,
-          a.violations,
-          a.skips,
-          a.interrupted,
-          a.timed,
-          a.maxUs,
-          encodeHistogram(a.hist),
-        ];
+        const values = rollupRowValues(hour, hook, a);
         values.forEach((v, k) => columns[k]!.push(v));
       }
     }

@@ -2,12 +2,11 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { HookSet } from '../../domain/hooks.js';
 import type { ReplayRunStatus, ReplayTotals } from '../../domain/replay.js';
-import { LedgerError } from '../../domain/errors.js';
 import type { ReplayRunWriter } from '../ledger.js';
 import { REPLAY_STORE_SQL, type ReplayResultRecord, type ReplayRunStart } from '../replay-store.js';
 import { isProcessAlive } from '../sqlite-errors.js';
-import { describePgError } from './errors.js';
 import { numbered } from './placeholders.js';
+import { guardWrite, inTransaction } from './transaction.js';
 
 /** Where the store gets a hook set's ledger id (the engine's recorder, which stores it on first use). */
 export interface HookSetIds {
@@ -107,29 +106,11 @@ export class PostgresReplayStore implements ReplayRunWriter {
     for (const run of running.rows) if (!isProcessAlive(run.pid)) await this.pool.query({ ...MARK_INCOMPLETE, values: [run.id] });
   }
 
-  private async transaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      await work(client);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+  private transaction(work: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    return inTransaction(this.pool, work);
   }
 
-  private async guard<T>(what: string, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof LedgerError) throw error;
-      throw new LedgerError('ledger_write_failed', `cannot ${what} in ${this.location}: ${describePgError(error)}`, { cause: error });
-    }
+  private guard<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return guardWrite(this.location, what, write);
   }
 }

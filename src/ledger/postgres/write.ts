@@ -29,9 +29,9 @@ import {
   type InvocationResult,
   type LedgerWriterOptions,
 } from '../write.js';
-import { describePgError } from './errors.js';
 import { storedValue, storedValues } from './text.js';
 import type { WriterLease } from './writer-lease.js';
+import { guardWrite, inTransaction } from './transaction.js';
 
 /**
  * The write path on PostgreSQL, as on SQLite (docs/design.md §4): `begin` commits the invocation
@@ -323,34 +323,12 @@ export class PostgresRecorder {
     return fingerprint;
   }
 
-  /** Runs `work` in one transaction on one connection; any failure rolls it back whole. */
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken = false;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw error;
-    } finally {
-      // A connection that cannot even roll back (server gone) is dropped, not reused.
-      client.release(broken);
-    }
+  private transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, work);
   }
 
-  /** Runs a write; driver and server failures become one-line LedgerErrors. */
-  private async guard<T>(what: string, write: () => Promise<T>): Promise<T> {
-    try {
-      return await write();
-    } catch (error) {
-      if (error instanceof LedgerError) throw error;
-      throw new LedgerError('ledger_write_failed', `cannot ${what} in ${this.location}: ${describePgError(error)}`, { cause: error });
-    }
+  private guard<T>(what: string, write: () => Promise<T>): Promise<T> {
+    return guardWrite(this.location, what, write);
   }
 }
 

@@ -3,12 +3,14 @@ import { openLedger } from '../../ledger/open.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
 import { displayUrl, isPostgresUrl } from '../../ledger/postgres/url.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
-import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
-import { writeJson, writeReport } from '../io.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { sourceIdOf } from '../../ledger/ship-source.js';
+import { writeJson, writeReport, type CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'copy this ledger’s committed records into a central PostgreSQL ledger, exactly once',
   usage: `ship --to postgres://USER@HOST/DB [--db PATH] [--json] [--follow] [--batch N] [--retry-for SECONDS]
+       ship --source-id [--db PATH] [--json]
 
   Copies every committed record not shipped yet (invocations with their outcomes, background
   completions, hook sets, chain links, prune checkpoints, legal holds) into the central ledger,
@@ -23,6 +25,8 @@ export const command: Command = {
   --batch N            links per transaction (default 2000)
   --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
                        exit 3 (default 120; in --follow mode for ever)
+  --source-id          print this ledger's source id (created if new) and exit, connecting to
+                       nothing: what the centre's owner pins this machine's role to (docs/ship.md)
   --json               the counts as JSON
   Exit 0 when done, 3 when the centre or the ledger refuses.`,
   options: {
@@ -31,8 +35,10 @@ export const command: Command = {
     follow: { type: 'boolean' },
     batch: { type: 'string' },
     'retry-for': { type: 'string' },
+    'source-id': { type: 'boolean' },
   },
   async run(args, io) {
+    if (boolFlag(args, 'source-id')) return printSourceId(args, io);
     const url = stringFlag(args, 'to') ?? io.env.HOOKLEDGER_SHIP_TO;
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
     if (!isPostgresUrl(url))
@@ -92,6 +98,21 @@ export const command: Command = {
     }
   },
 };
+
+/** `ship --source-id`: the id a role's row-level security is pinned to before the machine's first ship (docs/ship.md, Security). */
+function printSourceId(args: CommandArgs, io: CliIo): number {
+  const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
+  if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
+  const ledger = openLedger({ path, createDirectory: isDefault });
+  try {
+    const source = sourceIdOf(ledger);
+    if (boolFlag(args, 'json')) writeJson(io, { source });
+    else io.stdout.write(`${source}\n`);
+    return 0;
+  } finally {
+    ledger.close();
+  }
+}
 
 /** Whether a URL carries a password (in its user info or a `password` parameter). */
 function hasPassword(url: string): boolean {

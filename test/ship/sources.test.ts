@@ -1,14 +1,9 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defineHooks } from '../../src/domain/hooks.js';
-import { ask, deny } from '../../src/domain/results.js';
-import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import type { RecordingLedger } from '../../src/runner/recorder.js';
-import { createRunner } from '../../src/runner/runner.js';
 import { tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
+import { hookledger, HOSTILE_HOST, writeMachine } from './machines.js';
 
 /**
  * Issue 13: the central ledger answers by source and host. Two machines' SQLite ledgers (with
@@ -16,81 +11,6 @@ import { adminSql, freshDatabase } from '../postgres/support.js';
  * with `--source`/`--host` must answer, through the real CLI, exactly what the machine's own
  * ledger answers (central ids mapped back to the source's ids).
  */
-
-const root = join(import.meta.dirname, '../..');
-const bin = join(root, 'bin/hookledger.js');
-
-/** The built CLI (dist/, as installed), a real child process. */
-export function hookledger(
-  args: string[],
-  env: NodeJS.ProcessEnv = {},
-  input = '',
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [bin, ...args],
-      { env: { ...process.env, NO_COLOR: '1', ...env }, maxBuffer: 64 * 1024 * 1024, timeout: 60_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-    child.stdin!.end(input);
-  });
-}
-
-const hookSet = defineHooks({
-  name: 'sources',
-  version: '1',
-  hooks: [
-    {
-      id: 'no-rm',
-      point: 'pre_tool_use',
-      match: 'Bash',
-      capability: 'guardrail',
-      run: (inv) =>
-        String((inv.toolInput as { command?: string }).command).startsWith('rm') ? deny('no rm', 'safety_violation') : undefined,
-    },
-    {
-      id: 'ask-push',
-      point: 'pre_tool_use',
-      match: 'Bash',
-      capability: 'guardrail',
-      run: (inv) => (String((inv.toolInput as { command?: string }).command).includes('push') ? ask('push?') : undefined),
-    },
-    { id: 'watch', point: ['pre_tool_use', 'post_tool_use'], run: () => undefined },
-  ],
-});
-
-/** A hostile host name: terminal escapes and a line break. */
-export const HOSTILE_HOST = 'evil\u001b[2J\u001b]0;pwned\u0007\nhost';
-
-/**
- * Records `count` invocations into a SQLite ledger, each on one of `hosts` in turn, in sessions
- * shared with the other machine's (`s-0`, `s-1`, ...).
- */
-export async function writeMachine(path: string, hosts: string[], count: number, tag: string): Promise<void> {
-  const ledger = SqliteLedger.open({ path });
-  const runners = hosts.map((host) => {
-    const onHost: RecordingLedger = { writer: (options) => ledger.writer({ ...options, host }) };
-    return createRunner({ hookSet, ledger: onHost });
-  });
-  for (let i = 0; i < count; i++) {
-    const command = i % 3 === 1 ? `rm -rf ${tag}-${i}` : i % 7 === 0 ? `git push ${tag}` : `echo ${tag}-${i}`;
-    await runners[i % hosts.length]!.run({
-      point: i % 5 === 4 ? 'post_tool_use' : 'pre_tool_use',
-      sessionId: `s-${i % 3}`,
-      agent: 'claude-code',
-      toolName: 'Bash',
-      toolUseId: `toolu_${tag}_${i}`,
-      toolInput: { command },
-      ...(i % 5 === 4 ? { toolResponse: { ok: true } } : {}),
-    });
-  }
-  for (const runner of runners) await runner.close();
-  ledger.close();
-}
 
 /** central id → the source's own id, for one source. */
 async function idMap(database: string, source: string): Promise<Map<number, number>> {
@@ -159,7 +79,7 @@ function comparable(command: string, stdout: string, ids: Map<number, number>): 
   return asSource(json, ids);
 }
 
-describe('a central ledger answers by source and host', { timeout: 300_000 }, () => {
+describe('a central ledger answers by source and host', { timeout: 600_000 }, () => {
   it('denials, sessions, export, hooks and replay with --source/--host give exactly that machine’s records; explain shows the origin', async () => {
     const dir = tempDir();
     const config = join(dir, 'stricter.js');
@@ -193,15 +113,15 @@ describe('a central ledger answers by source and host', { timeout: 300_000 }, ()
 
     const queries = [
       ['denials'],
-      ['denials', '--tool', 'Bash', '--limit', '5'],
       ['denials', '--group-by', 'hook'],
-      ['denials', '--group-by', 'session'],
       ['sessions'],
       ['sessions', 's-1'],
       ['export'],
       ['hooks'],
       ['replay', '--config', config],
     ];
+    // By host: the reports that differ in how they read (paging, summaries, export, the live health aggregation).
+    const hostQueries = queries.filter((q) => q[0] !== 'replay' && q[1] !== '--group-by');
     let compared = 0;
     for (const m of machines) {
       const source = sources.get(m.label)!;
@@ -215,13 +135,13 @@ describe('a central ledger answers by source and host', { timeout: 300_000 }, ()
           ['--host', host],
         ]),
       ];
-      for (const query of queries) {
-        for (const [central, local] of selections) {
+      for (const [central, local] of selections) {
+        for (const query of central[0] === '--source' ? queries : hostQueries) {
           const what = `${query.join(' ')} ${central.join(' ')}`;
-          const [there, here] = [
-            await hookledger([...query, ...central, '--db', url, '--json']),
-            await hookledger([...query, ...local, '--db', m.db, '--json']),
-          ];
+          const [there, here] = await Promise.all([
+            hookledger([...query, ...central, '--db', url, '--json']),
+            hookledger([...query, ...local, '--db', m.db, '--json']),
+          ]);
           expect(there.stderr, what).toBe('');
           expect(there.code, what).toBe(0);
           expect(here.code, `${what}: ${here.stderr}`).toBe(0);
@@ -239,7 +159,7 @@ describe('a central ledger answers by source and host', { timeout: 300_000 }, ()
       expect(JSON.parse((await hookledger(['denials', '--source', other, '--db', m.db, '--json'])).stdout).rows).toEqual([]);
       expect(JSON.parse((await hookledger(['hooks', '--source', other, '--db', m.db, '--json'])).stdout).hooks).toEqual([]);
     }
-    expect(compared).toBe(queries.length * 5); // a: its source and host; b: its source and two hosts
+    expect(compared).toBe(2 * queries.length + 3 * hostQueries.length); // a: its source and host; b: its source and two hosts
 
     // explain: where a record came from, as JSON and as text (the hostile host made harmless).
     const [hostile] = await adminSql<{ id: string; source_ref: string }>(

@@ -1,0 +1,1 @@
+CREATE INDEX "invocations_writer" ON "invocations" USING btree ("writer_id","id");

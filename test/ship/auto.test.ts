@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/postgres-server.js';
 import { shipperRunning } from '../../src/ledger/ship-lock.js';
-import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
+import { autoShipFiles, logShipLine, readShipStatus } from '../../src/ship/auto-files.js';
 import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
@@ -199,6 +199,47 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const before = readFileSync(s.settings, 'utf8');
     await install(s);
     expect(readFileSync(s.settings, 'utf8')).toBe(before);
+
+    // A password written into the command by hand: the hook answers as ever, ships nothing, says why in one line.
+    const handWritten = commandFor('Stop').replace(/--ship-to \S+/, `--ship-to ${withPassword}`);
+    const answered = await runHook(handWritten, stop('s1'), s.env, s.dir);
+    expect(answered.code).toBe(0);
+    expect(JSON.parse(answered.stdout)).toMatchObject({ decision: 'block' });
+    expect(answered.stderr).toMatch(/^hookledger: ship: --ship-to must not carry the password .*; not shipping\n$/);
+    expect(answered.stderr).not.toContain(s.password);
+    expect(existsSync(autoShipFiles(s.db).log)).toBe(false);
+  });
+
+  it("HOOKLEDGER_SHIP_TO in the hook's environment is enough (no --ship-to); a password there stays out of the shipper's command line", async () => {
+    const s = await setUp();
+    const installed = await runCli(['install-claude', '--settings', s.settings, '--config', join(s.dir, 'hooks.json'), '--db', s.db], {
+      env: s.env,
+      cwd: s.dir,
+    });
+    expect(installed.code, installed.stderr).toBe(0);
+    const settings = JSON.parse(readFileSync(s.settings, 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
+    const command = settings.hooks.Stop![0]!.hooks[0]!.command;
+    expect(command).not.toContain('--ship-to');
+    const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${s.password}@`);
+    const env = { ...s.env, PGPASSWORD: '', HOOKLEDGER_SHIP_TO: fullUrl, HOOKLEDGER_SHIP_DEBOUNCE_MS: '2000' };
+    const answered = await runHook(command, stop('s1'), env, s.dir);
+    expect(answered.code, answered.stderr).toBe(0);
+    const cmdlines = await waitFor(
+      'the shipper process',
+      () => shipperCommandLines(s.db),
+      (l) => l.length > 0,
+      30_000,
+    );
+    expect(cmdlines[0]).not.toContain(s.password);
+    await waitFor(
+      'the records at the centre',
+      () => centreCounts(s.database),
+      (c) => c.n === 1,
+    );
+    await shipperGone(s.db);
+    expect(await centreCounts(s.database)).toEqual({ n: 1, distinct: 1 });
+    for (const file of Object.values(autoShipFiles(s.db)).filter((f) => existsSync(f)))
+      expect(readFileSync(file, 'utf8'), file).not.toContain(s.password);
   });
 
   it('a Stop event through the installed command ships the records in a detached shipper; the password shows nowhere', async () => {
@@ -411,5 +452,17 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const shown = await runCli(['ship', '--status', '--db', wrong.db, '--json'], { env: wrong.env });
     expect(JSON.parse(shown.stdout)).toMatchObject({ running: false, last: { state: 'failed' }, log: `${wrong.db}.ship.log` });
     expect(await centreCounts(wrong.database)).toEqual({ n: 0, distinct: 0 });
+  });
+});
+
+describe('the ship log', () => {
+  it('keeps each entry on one line, without anything a terminal would act on', () => {
+    const files = autoShipFiles(join(tempDir(), 'l.db'));
+    logShipLine(files, 'failed: server says \x1b[2J\x1b]0;owned\x07 and\r\nmore\u009b1m');
+    const text = readFileSync(files.log, 'utf8');
+    expect(text.split('\n')).toHaveLength(2);
+    expect(text).toMatch(/^\S+Z failed: server says {2}\[2J ]0;owned {2}and more 1m\n$/);
+    // eslint-disable-next-line no-control-regex
+    expect(text.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });
 });

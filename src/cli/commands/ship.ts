@@ -118,7 +118,7 @@ function render(r: ShipReport): string {
   const s = r.shipped;
   return [
     `shipped to ${r.to} as source ${r.source} (host ${r.host})`,
-    `invocations ${s.invocations}, outcomes ${s.outcomes}, background completions ${s.backgroundCompletions}, prune checkpoints ${s.checkpoints}, hook sets ${s.hookSets}, legal holds ${s.holds}`,
+    `invocations ${s.invocations}, outcomes ${s.outcomes}, background completions ${s.backgroundCompletions}, prune checkpoints ${s.checkpoints}, hook sets ${s.hookSets}, legal holds ${s.holds}${s.interrupted > 0 ? `, background hooks marked interrupted ${s.interrupted}` : ''}`,
     `links ${s.links}; shipped up to link ${r.head.seq} (ledger at ${r.localHead})${r.retries > 0 ? `; waited for the centre ${r.retries} time${r.retries === 1 ? '' : 's'}` : ''}`,
   ].join('\n');
 }

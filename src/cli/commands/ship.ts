@@ -1,14 +1,18 @@
 import { UsageError } from '../../domain/errors.js';
 import { openLedger } from '../../ledger/open.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
-import { displayUrl, isPostgresUrl } from '../../ledger/postgres/url.js';
+import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
-import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
-import { writeJson, writeReport } from '../io.js';
+import { shipInBackground, shipStatus } from '../ship-auto.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { sourceIdOf } from '../../ledger/ship-source.js';
+import { writeJson, writeReport, type CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'copy this ledger’s committed records into a central PostgreSQL ledger, exactly once',
   usage: `ship --to postgres://USER@HOST/DB [--db PATH] [--json] [--follow] [--batch N] [--retry-for SECONDS]
+       ship --source-id [--db PATH] [--json]
+       ship --status [--db PATH] [--json]
 
   Copies every committed record not shipped yet (invocations with their outcomes, background
   completions, hook sets, chain links, prune checkpoints, legal holds) into the central ledger,
@@ -23,7 +27,14 @@ export const command: Command = {
   --batch N            links per transaction (default 2000)
   --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
                        exit 3 (default 120; in --follow mode for ever)
+  --source-id          print this ledger's source id (created if new) and exit, connecting to
+                       nothing: what the centre's owner pins this machine's role to (docs/ship.md)
   --json               the counts as JSON
+  --status             automatic shipping (install-claude --ship): whether a shipper is running,
+                       the last attempt and its result, where the log is
+  --background         what a hook starts after SessionEnd/Stop: one shipper per ledger (else
+                       it leaves at once), debounced by $HOOKLEDGER_SHIP_DEBOUNCE_MS (default
+                       1000), --retry-for default 30, lines in <ledger>.ship.log
   Exit 0 when done, 3 when the centre or the ledger refuses.`,
   options: {
     ...ledgerOptions,
@@ -31,14 +42,19 @@ export const command: Command = {
     follow: { type: 'boolean' },
     batch: { type: 'string' },
     'retry-for': { type: 'string' },
+    'source-id': { type: 'boolean' },
+    status: { type: 'boolean' },
+    background: { type: 'boolean' },
   },
   async run(args, io) {
+    if (boolFlag(args, 'source-id')) return printSourceId(args, io);
+    if (boolFlag(args, 'status')) return shipStatus(resolveLedgerPath(stringFlag(args, 'db'), io.env).path, io, boolFlag(args, 'json'));
     const url = stringFlag(args, 'to') ?? io.env.HOOKLEDGER_SHIP_TO;
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
     if (!isPostgresUrl(url))
       throw new UsageError(`ship: --to must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
     // A password on the command line shows in `ps` and /proc/PID/cmdline for as long as ship runs (Node cannot rewrite argv there).
-    if (stringFlag(args, 'to') !== undefined && hasPassword(url))
+    if (stringFlag(args, 'to') !== undefined && urlHasPassword(url))
       throw new UsageError(
         `ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
       );
@@ -50,6 +66,7 @@ export const command: Command = {
       throw new UsageError('ship: --retry-for must be a number of seconds');
     const follow = boolFlag(args, 'follow');
     const json = boolFlag(args, 'json');
+    if (boolFlag(args, 'background')) return shipInBackground({ ledgerPath: path, url, retrySeconds, env: io.env });
     const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
 
     const ledger = openLedger({ path, createDirectory: isDefault });
@@ -93,13 +110,18 @@ export const command: Command = {
   },
 };
 
-/** Whether a URL carries a password (in its user info or a `password` parameter). */
-function hasPassword(url: string): boolean {
+/** `ship --source-id`: the id a role's row-level security is pinned to before the machine's first ship (docs/ship.md, Security). */
+function printSourceId(args: CommandArgs, io: CliIo): number {
+  const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
+  if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
+  const ledger = openLedger({ path, createDirectory: isDefault });
   try {
-    const parsed = new URL(url);
-    return parsed.password !== '' || parsed.searchParams.has('password');
-  } catch {
-    return false;
+    const source = sourceIdOf(ledger);
+    if (boolFlag(args, 'json')) writeJson(io, { source });
+    else io.stdout.write(`${source}\n`);
+    return 0;
+  } finally {
+    ledger.close();
   }
 }
 

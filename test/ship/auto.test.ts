@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/postgres-server.js';
 import { shipperRunning } from '../../src/ledger/ship-lock.js';
 import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
-import { runCli } from '../cli-helpers.js';
+import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
 import { verifyCentre } from './support.js';
@@ -148,16 +148,25 @@ function countLocal(db: string): number {
 
 /** Command lines of the running shippers for this ledger (from /proc: what `ps` shows). */
 function shipperCommandLines(db: string): string[] {
-  const lines: string[] = [];
+  return shipperProcesses(db).map((p) => p.cmdline);
+}
+
+/** The running shippers for this ledger: pid, command line, nice value. */
+function shipperProcesses(db: string): { pid: number; cmdline: string; nice: number }[] {
+  const found: { pid: number; cmdline: string; nice: number }[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (cmdline.includes('--background') && cmdline.includes(db)) lines.push(cmdline.replaceAll('\0', ' '));
+      if (!cmdline.includes('--background') || !cmdline.includes(db)) continue;
+      // /proc/PID/stat: after "(comm)", the fields from the 3rd on; nice is the 19th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      found.push({ pid: Number(pid), cmdline: cmdline.replaceAll('\0', ' '), nice });
     } catch {
       // Gone meanwhile.
     }
   }
-  return lines;
+  return found;
 }
 
 function logLines(db: string): string[] {
@@ -220,6 +229,8 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     expect(cmdlines[0]).toContain(`bin/hookledger.js ship --background --db ${s.db}`);
     expect(cmdlines[0]).not.toContain(s.password);
     expect(cmdlines[0]).not.toContain('postgres://');
+    // Background work at a lower priority than the agent's hooks.
+    expect(shipperProcesses(s.db).map((p) => p.nice)).toEqual([10]);
 
     const local = countLocal(s.db);
     expect(local).toBe(4); // three tool calls and the Stop
@@ -284,6 +295,46 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     expect(shipperCommandLines(s.db)).toEqual([]);
   });
 
+  it('"ship again": a Stop while the shipper waits for a manual `ship --follow` makes it pass once more; nothing is duplicated', async () => {
+    const s = await setUp();
+    const commandFor = await install(s);
+    for (let n = 0; n < 2; n++) await runHook(commandFor('PreToolUse'), preToolUse('s1', n), s.env, s.dir);
+    const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${s.password}@`);
+    // A manual shipper for the same ledger holds the source's PostgreSQL lock while it runs.
+    const follow = startCli(['ship', '--follow', '--db', s.db], { env: { ...s.env, HOOKLEDGER_SHIP_TO: fullUrl } });
+    try {
+      await waitFor(
+        'the manual ship',
+        () => centreCounts(s.database),
+        (c) => c.n === 2,
+      );
+      await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+      await waitFor(
+        'the shipper to wait for the manual one',
+        () => logLines(s.db),
+        (l) => l.some((x) => /another ship for source src-\S+ is running; waiting for it/.test(x)),
+      );
+      // The shipper is in its pass: this event only marks "ship again".
+      const second = await runHook(
+        commandFor('SessionEnd'),
+        { hook_event_name: 'SessionEnd', session_id: 's1', reason: 'exit' },
+        s.env,
+        s.dir,
+      );
+      expect(second.code, second.stderr).toBe(0);
+    } finally {
+      follow.child.kill('SIGINT');
+      await follow.exited;
+    }
+    await shipperGone(s.db);
+    const local = countLocal(s.db);
+    expect(local).toBe(4);
+    expect(await centreCounts(s.database)).toEqual({ n: local, distinct: local });
+    expect(readShipStatus(autoShipFiles(s.db))).toMatchObject({ state: 'shipped', passes: 2 });
+    expect(logLines(s.db).filter((l) => / started, shipping /.test(l))).toHaveLength(1);
+    expect((await verifyCentre(fullUrl)).problems).toEqual([]);
+  });
+
   it('a shipper killed with SIGKILL leaves no lock behind: the next Stop starts a new one, which ships everything once', async () => {
     const s = await setUp();
     const commandFor = await install(s);
@@ -301,7 +352,8 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const shown = await runCli(['ship', '--status', '--db', s.db], { env: s.env });
     expect(shown.stdout).toMatch(/ended without finishing \(killed\?\)/);
 
-    await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+    // SessionEnd starts a shipper as Stop does.
+    await runHook(commandFor('SessionEnd'), { hook_event_name: 'SessionEnd', session_id: 's1', reason: 'exit' }, s.env, s.dir);
     await waitFor(
       'the records at the centre',
       () => centreCounts(s.database),

@@ -5,7 +5,7 @@ import { tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
 import { writeLedger } from './support.js';
 
-/** The summaries as kept (migrations 0002, 0005) and as computed from the records (0002's own backfill query). */
+/** The summaries as kept (migrations 0002, 0006) and as computed from the records (0002's own backfill query). */
 async function summaries(name: string) {
   const kept = await adminSql(
     `SELECT session_id, first_seen::text, last_seen::text, last_id::text, invocations::int, denials::int, asks::int, modified::int, failures::int, timeouts::int
@@ -26,7 +26,7 @@ async function summaries(name: string) {
 }
 
 describe('ship keeps the central session summaries', { timeout: 180_000 }, () => {
-  it('batches add their summaries in one statement (0005): equal to the summaries computed from the records, two sources sharing sessions', async () => {
+  it('batches add their summaries in one statement (0006): equal to the summaries computed from the records, two sources sharing sessions', async () => {
     const dir = tempDir();
     const [a, b] = [join(dir, 'a.db'), join(dir, 'b.db')];
     // The same tag: both ledgers write the sessions s-x-0 … s-x-2, so the second source's batches add to existing summaries.

@@ -31,7 +31,7 @@ import { storedValue } from './text.js';
  *
  * Invocations, outcomes and links go in with COPY (copy.ts), one per table per batch, with the
  * central invocation ids taken from their sequence first (the outcomes name them); the session
- * summaries of a batch are added in one statement (migration 0005) instead of a row trigger per
+ * summaries of a batch are added in one statement (migration 0006) instead of a row trigger per
  * invocation. The rare rest (hook sets, checkpoints, completions, holds) uses one
  * `INSERT … SELECT FROM unnest(arrays)` per table: no parameter-count limit whatever the batch.
  */
@@ -69,7 +69,7 @@ const without = (columns: string[], ...names: string[]) => columns.filter((c) =>
 // Invocations and outcomes go in with COPY (copy.ts): the central id (invocations) or invocation id (outcomes) first, then every
 // other column of the local row, then the local id as source_ref (and, for invocations, the source as writer_id).
 const INVOCATION_COPY_POSITIONS = without(INVOCATION_COLUMNS, 'id').map((c) => INVOCATION_COLUMNS.indexOf(c));
-const INVOCATION_COPY_COLUMNS = ['id', ...without(INVOCATION_COLUMNS, 'id'), 'source_ref', 'writer_id'];
+const INVOCATION_COPY_COLUMNS = [...without(INVOCATION_COLUMNS, 'id'), 'source_ref', 'writer_id'];
 const HOOK_SET_POSITION = INVOCATION_COLUMNS.indexOf('hook_set_id');
 const RESERVE_INVOCATION_IDS = `SELECT nextval(pg_get_serial_sequence('invocations', 'id')) AS id FROM generate_series(1, $1)`;
 const OUTCOME_INVOCATION_POSITION = OUTCOME_COLUMNS.indexOf('invocation_id');
@@ -226,26 +226,35 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
   const hookSetIds = await mapHookSets(client, sourceId, batch.hookSets, counts);
 
   const centralIds = new Map<number, number>();
+  const ways = await loadWays(client);
   if (batch.invocations.length > 0) {
-    // Central ids first (the outcomes name them), from the identity's own sequence: unique whatever else inserts meanwhile.
-    const ids = await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [batch.invocations.length]);
-    let text = '';
-    for (let k = 0; k < batch.invocations.length; k++) {
-      const row = batch.invocations[k]!;
-      const id = Number(ids.rows[k]!.id);
-      centralIds.set(row[0] as number, id);
-      let line = String(id);
+    // Every column but the central id, then the local id as source_ref and the source as writer_id.
+    const lines = batch.invocations.map((row) => {
+      let line = '';
       for (const position of INVOCATION_COPY_POSITIONS) {
         const value = position === HOOK_SET_POSITION ? (hookSetIds.get(row[position] as number) ?? null) : row[position];
-        line += '\t' + copyField(value);
+        line += copyField(value) + '\t';
       }
-      text += line + '\t' + String(row[0]) + '\t' + copyField(sourceId) + '\n';
+      return line + String(row[0]) + '\t' + copyField(sourceId) + '\n';
+    });
+    if (ways.direct) {
+      // Central ids first (the outcomes name them), from the identity's own sequence: unique whatever else inserts meanwhile.
+      const ids = await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [lines.length]);
+      let text = '';
+      for (let k = 0; k < lines.length; k++) {
+        text += ids.rows[k]!.id + '\t' + lines[k];
+        centralIds.set(batch.invocations[k]![0] as number, Number(ids.rows[k]!.id));
+      }
+      // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0006), before
+      // the outcomes, whose own trigger counts failures into them.
+      if (ways.batchSummaries) await client.query(`SELECT set_config('hookledger.summaries', 'batch', true)`);
+      counts.invocations = await copyIn(client, 'invocations', ['id', ...INVOCATION_COPY_COLUMNS], text);
+      if (ways.batchSummaries) await client.query('SELECT hl_session_summaries_add($1::bigint[])', [ids.rows.map((r) => r.id)]);
+    } else {
+      const inserted = await staged(client, 'invocations', INVOCATION_COPY_COLUMNS, lines.join(''), 'RETURNING id, source_ref');
+      for (const r of inserted.rows) centralIds.set(Number(r.source_ref), Number(r.id));
+      counts.invocations = inserted.rowCount ?? 0;
     }
-    // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0005), before the
-    // outcomes, whose own trigger counts failures into them.
-    await client.query(`SELECT set_config('hookledger.summaries', 'batch', true)`);
-    counts.invocations = await copyIn(client, 'invocations', INVOCATION_COPY_COLUMNS, text);
-    await client.query('SELECT hl_session_summaries_add($1::bigint[])', [ids.rows.map((r) => r.id)]);
   }
   if (batch.outcomes.length > 0) {
     let text = '';
@@ -257,7 +266,9 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
       for (const position of OUTCOME_COPY_POSITIONS) line += '\t' + copyField(row[position]);
       text += line + '\t' + String(row[0]) + '\n';
     }
-    counts.outcomes = await copyIn(client, 'outcomes', OUTCOME_COPY_COLUMNS, text);
+    counts.outcomes = ways.direct
+      ? await copyIn(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)
+      : ((await staged(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)).rowCount ?? 0);
   }
   // After the inserts: a completion may follow its invocation within the batch.
   if (batch.completions.length > 0) {
@@ -280,8 +291,53 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
   }
   let links = '';
   for (const link of batch.links) links += copyLine([...link, sourceId]);
-  await copyIn(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
+  if (ways.direct) await copyIn(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
+  else await staged(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
   return counts;
+}
+
+/** How this connection's role can load rows (probed once per connection). */
+interface LoadWays {
+  /**
+   * COPY straight into the tables, with central invocation ids taken from their sequence: not where
+   * row-level security applies to the role (PostgreSQL refuses COPY FROM there; docs/ship.md,
+   * Security) or where it may not use the sequence (an identity default needs no such right).
+   */
+  direct: boolean;
+  /** The role may keep session_summaries itself; a least-privilege role may not (its triggers run as the owner). */
+  batchSummaries: boolean;
+}
+
+const probed = new WeakMap<pg.ClientBase, LoadWays>();
+
+async function loadWays(client: pg.ClientBase): Promise<LoadWays> {
+  let ways = probed.get(client);
+  if (!ways) {
+    const row = (
+      await client.query<{ direct: boolean; summaries: boolean }>(
+        `SELECT NOT (row_security_active('invocations') OR row_security_active('outcomes') OR row_security_active('chain'))
+             AND has_sequence_privilege(pg_get_serial_sequence('invocations', 'id'), 'USAGE') AS direct,
+           has_table_privilege('session_summaries', 'INSERT') AND has_table_privilege('session_summaries', 'UPDATE') AS summaries`,
+      )
+    ).rows[0]!;
+    ways = { direct: row.direct, batchSummaries: row.direct && row.summaries };
+    probed.set(client, ways);
+  }
+  return ways;
+}
+
+/**
+ * The indirect way: COPY text into a temporary table of those columns, then `INSERT … SELECT`
+ * into `table` (policies checked and identity ids given row by row, as for any insert).
+ */
+async function staged(client: pg.ClientBase, table: string, columns: string[], text: string, returning = ''): Promise<pg.QueryResult> {
+  const staging = `hl_ship_${table}`;
+  const list = columns.join(', ');
+  await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${staging} ON COMMIT DELETE ROWS AS SELECT ${list} FROM ${table} WITH NO DATA`);
+  await copyIn(client, staging, columns, text);
+  const inserted = await client.query(`INSERT INTO ${table} (${list}) SELECT ${list} FROM ${staging} ${returning}`);
+  await client.query(`TRUNCATE ${staging}`);
+  return inserted;
 }
 
 /** Central hook set ids of the batch's local ones: stored once per fingerprint, each source's local id mapped. */

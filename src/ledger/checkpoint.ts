@@ -268,6 +268,11 @@ export class Checkpointer {
     worker.unref();
     // A worker that fails leaves the backstop in charge; nothing to report on the decision path.
     worker.on('error', () => {});
+    // A worker stopped without running its own cleanup (out of memory, terminated) must not leave decisions waiting on HOLD.
+    worker.on('exit', () => {
+      Atomics.store(this.state, HOLD, 0);
+      Atomics.notify(this.state, HOLD);
+    });
     process.once('exit', this.onExit);
     this.worker = worker;
     Atomics.store(this.state, COMMITS, this.commits);

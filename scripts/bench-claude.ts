@@ -61,7 +61,7 @@ async function prepare(): Promise<void> {
     target: 'node20',
     logLevel: 'error',
   });
-  await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.mjs'));
+  await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.cjs'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -120,11 +120,11 @@ async function perEventRows(): Promise<Row[]> {
     },
     {
       label: 'claude, bundle, .js config',
-      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.js', '--db', db]),
+      run: () => checked(node, [join(work, 'dist/bundle/claude.cjs'), '--config', 'hooks.js', '--db', db]),
     },
     {
       label: 'claude, bundle, .ts config (tsx)',
-      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.ts', '--db', db]),
+      run: () => checked(node, [join(work, 'dist/bundle/claude.cjs'), '--config', 'hooks.ts', '--db', db]),
     },
     {
       label: 'Claude Code: 1 hook = 1 node process',

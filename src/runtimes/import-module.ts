@@ -34,9 +34,11 @@ export async function importUserModule(url: string): Promise<Record<string, unkn
       if (!IMPORT_INSTEAD.has((error as NodeJS.ErrnoException)?.code ?? '')) throw error;
       return importModule(url);
     }
-    if (Object.prototype.toString.call(loaded) === '[object Module]') return loaded as Record<string, unknown>;
+    // An ES module's namespace, or one a require hook (tsx) compiled to CommonJS, which marks it.
+    const record = typeof loaded === 'object' && loaded !== null ? (loaded as Record<string, unknown>) : null;
+    if (record !== null && (Object.prototype.toString.call(record) === '[object Module]' || record.__esModule === true)) return record;
     // A CommonJS module: import() would give its exports as the default export, beside the named ones.
-    return { ...(typeof loaded === 'object' && loaded !== null ? loaded : {}), default: loaded };
+    return { ...record, default: loaded };
   }
   return importModule(url);
 }

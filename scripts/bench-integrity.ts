@@ -14,19 +14,22 @@
  *
  *   npm run bench:integrity                  # 3000 invocations per configuration
  *   npm run bench:integrity -- --n 10000 --sync full
- *   npm run bench:integrity -- --db /tmp/hookledger-1m-chain.db [--prune 100000] [--runs 1]
+ *   npm run bench:integrity -- --db /tmp/hookledger-1m-chain.db [--prune 100000] [--write 2000] [--runs 1]
  *
  * Prune is compared with the write path of the same run: time per invocation removed over time
  * per invocation written (the shipping configuration's mean). With `--db` (a chained ledger from
  * `npm run generate:ledger -- --chain`), a copy of it is verified (`--runs` times) next to its
  * floor measured in the same run (one SQL pass reading every value the chain covers, of the same
- * rows, plus sha-256 over as many bytes: no verifier reads and hashes less), then its oldest
- * `--prune` invocations are pruned and verified again. Links/s is given per wall second and per
- * CPU second (the machine is shared; CPU seconds say what the code costs).
+ * rows, plus sha-256 over as many bytes, on one thread: no verifier reads and hashes less), on one
+ * thread and split across the machine's cores (the default there); then `--write` invocations
+ * are written into it through the shipping configuration and its oldest `--prune` invocations
+ * pruned, each timed per invocation on that same ledger, and it is verified again. Links/s and
+ * µs are given per wall second and per CPU second of the whole process, every thread counted
+ * (the machine is shared; CPU seconds say what the code costs, wall seconds what a user waits).
  */
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import * as crypto from 'node:crypto';
-import { hostname, loadavg, tmpdir } from 'node:os';
+import { availableParallelism, hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineHooks, type HookSet } from '../dist/domain/hooks.js';
 import type { Invocation } from '../dist/domain/invocation.js';
@@ -35,6 +38,7 @@ import { SqliteLedger } from '../dist/ledger/sqlite-ledger.js';
 import { pruneLedger } from '../dist/ledger/prune.js';
 import { CHAIN_ENCODING_V1 } from '../dist/ledger/integrity.js';
 import { verifyLedger } from '../dist/ledger/verify.js';
+import { lastSplit } from '../dist/ledger/verify-threads.js';
 import { createRunner, parseInvocation } from '../dist/runner/runner.js';
 import { flag, printTable, stats } from './bench-support.js';
 
@@ -223,49 +227,93 @@ if (big) {
       .map((l) => l.toFixed(2))
       .join(' ');
   console.log(
-    `\n${big} (copied): ${bigInvocations.toLocaleString('en')} invocations, ${bigLinks.toLocaleString('en')} chain links; load ${load()}`,
+    `\n${big} (copied): ${bigInvocations.toLocaleString('en')} invocations, ${bigLinks.toLocaleString('en')} chain links; ${availableParallelism()} cores; load ${load()}`,
   );
+  /** Wall and CPU (every thread of the process) milliseconds of `fn`. */
+  const timed = <T>(fn: () => T): { value: T; ms: number; cpuMs: number } => {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const value = fn();
+    const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    return { value, ms, cpuMs: (cpu.user + cpu.system) / 1000 };
+  };
   // Floor: every value the chain covers read once by SQLite, and as many bytes hashed.
   const lengths = (table: string, columns: readonly string[]) =>
     `SELECT coalesce(sum(${columns.map((c) => `coalesce(length(CAST(${c} AS BLOB)), 0)`).join(' + ')}), 0) FROM ${table}`;
   const floor = () => {
-    const t0 = performance.now();
     const bytes =
       count(lengths('chain', ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'])) +
       count(lengths('invocations', CHAIN_ENCODING_V1.invocation)) +
       count(lengths('outcomes', CHAIN_ENCODING_V1.outcome));
     const piece = Buffer.alloc(Math.max(1, Math.round(bytes / bigLinks)), 'a');
     for (let i = 0; i < bigLinks; i++) crypto.createHash('sha256').update(piece).digest('hex');
-    return { ms: performance.now() - t0, bytes };
+    return bytes;
   };
+  const perSecond = (ms: number) => Math.round(bigLinks / (ms / 1000));
   const runs = Number(flag('runs', '1'));
   const rows: (string | number)[][] = [];
   for (let r = 0; r < runs; r++) {
-    const f = floor();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const report = verifyLedger(ledger);
-    const ms = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    if (!report.ok) throw new Error(`verify failed: ${JSON.stringify(report.problems[0])}`);
-    const cpuMs = (cpu.user + cpu.system) / 1000;
+    const f = timed(floor);
     rows.push([
-      `run ${r + 1}`,
-      Math.round(bigLinks / (ms / 1000)),
-      Math.round(bigLinks / (cpuMs / 1000)),
-      Math.round(bigLinks / (f.ms / 1000)),
-      (f.ms / ms).toFixed(2),
-      (f.bytes / 1e6).toFixed(0),
+      `run ${r + 1} floor (1 thread)`,
+      perSecond(f.ms),
+      perSecond(f.cpuMs),
+      '1.00',
+      '1.00',
+      `${(f.value / 1e6).toFixed(0)} MB read+hashed`,
     ]);
+    for (const threads of [1, undefined]) {
+      const v = timed(() => verifyLedger(ledger, threads === undefined ? {} : { threads }));
+      if (!v.value.ok) throw new Error(`verify failed: ${JSON.stringify(v.value.problems[0])}`);
+      const split = threads === undefined && lastSplit.chunks > 0;
+      rows.push([
+        `run ${r + 1} verify, ${split ? `split (${lastSplit.byWorkers} of ${lastSplit.chunks} chunks by workers)` : '1 thread'}`,
+        perSecond(v.ms),
+        perSecond(v.cpuMs),
+        (f.ms / v.ms).toFixed(2),
+        (f.cpuMs / v.cpuMs).toFixed(2),
+        '',
+      ]);
+    }
   }
-  printTable(['verify', 'links/s (wall)', 'links/s (CPU)', 'floor links/s', 'vs floor', 'floor MB read+hashed'], rows);
+  console.log(
+    `verify at ${bigLinks.toLocaleString('en')} links (floor: one SQL pass reading every covered value, and sha-256 over as many bytes)`,
+  );
+  printTable(['', 'links/s (wall)', 'links per CPU s', 'vs floor (wall)', 'vs floor (CPU)', ''], rows);
+  console.log(`load ${load()}`);
+
+  // Write path and prune on this ledger, same run: invocations written through the shipping
+  // configuration (chain + redaction), then the oldest --prune invocations pruned.
+  const writes = Number(flag('write', '2000'));
+  const runner = createRunner({ hookSet: hookSet(true), ledger });
+  for (let i = 0; i < 200; i++) await runner.run(invocation(i));
+  const writeCpu0 = process.cpuUsage();
+  const writeT0 = performance.now();
+  for (let i = 0; i < writes; i++) await runner.run(invocation(i));
+  const writeMs = performance.now() - writeT0;
+  const writeCpu = process.cpuUsage(writeCpu0);
+  await runner.close();
+  const writeUsWall = (writeMs * 1000) / writes;
+  const writeUsCpu = (writeCpu.user + writeCpu.system) / writes;
   const n = Number(flag('prune', '100000'));
   const cutoff = s.prepare('SELECT started_at FROM invocations ORDER BY started_at LIMIT 1 OFFSET ?').pluck().get(n) as number;
+  const pruneCpu0 = process.cpuUsage();
   const bigPruned = await pruneLedger(ledger, { before: cutoff, batchSize: 500, pauseMs: 0 });
+  const pruneCpu = process.cpuUsage(pruneCpu0);
+  const pruneUsWall = (bigPruned.durationMs * 1000) / bigPruned.invocations;
+  const pruneUsCpu = (pruneCpu.user + pruneCpu.system) / bigPruned.invocations;
   console.log(
-    `prune: oldest ${bigPruned.invocations.toLocaleString('en')} invocations (${bigPruned.outcomes.toLocaleString('en')} outcomes, ${bigPruned.links.toLocaleString('en')} links) in ${bigPruned.durationMs} ms, ${bigPruned.batches} batches of 500, longest write lock ${bigPruned.longestBatchMs} ms`,
+    `\nprune: oldest ${bigPruned.invocations.toLocaleString('en')} invocations (${bigPruned.outcomes.toLocaleString('en')} outcomes, ${bigPruned.links.toLocaleString('en')} links) in ${bigPruned.durationMs} ms, ${bigPruned.batches} batches of 500, longest write lock ${bigPruned.longestBatchMs} ms`,
   );
-  console.log(`prune vs write: ${pruneLine(bigPruned)}`);
+  printTable(
+    ['per invocation, this ledger', 'µs (wall)', 'µs (CPU)'],
+    [
+      [`write path (${writes} sequential, chain + redaction)`, writeUsWall.toFixed(1), writeUsCpu.toFixed(1)],
+      ['prune', pruneUsWall.toFixed(1), pruneUsCpu.toFixed(1)],
+      ['prune / write', `${(pruneUsWall / writeUsWall).toFixed(2)}x`, `${(pruneUsCpu / writeUsCpu).toFixed(2)}x`],
+    ],
+  );
   const after = verifyLedger(ledger);
   console.log(
     `verify after prune: ${after.ok ? 'ok' : 'FAILED'}, ${after.links.toLocaleString('en')} links, ${after.prunedLinks.toLocaleString('en')} pruned; load ${load()}`,

@@ -111,6 +111,8 @@ export interface HookledgerCommandOptions {
   configPath: string;
   dbPath?: string | undefined;
   onError?: 'deny' | 'allow' | undefined;
+  /** The central PostgreSQL to ship to after SessionEnd/Stop (`--ship-to`), without its password. */
+  shipTo?: string | undefined;
   /**
    * With a project directory, paths inside it are written relative to `$CLAUDE_PROJECT_DIR`
    * so the settings file can be committed and works in every checkout.
@@ -140,6 +142,7 @@ export function hookledgerCommand(options: HookledgerCommandOptions): string {
   const parts = [options.bin, 'claude', '--config', path(options.configPath)];
   if (options.dbPath) parts.push('--db', options.dbPath === ':memory:' ? ':memory:' : path(options.dbPath));
   if (options.onError) parts.push('--on-error', options.onError);
+  if (options.shipTo) parts.push('--ship-to', shellWord(options.shipTo));
   return parts.join(' ');
 }
 

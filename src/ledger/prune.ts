@@ -49,8 +49,9 @@ const ELIGIBLE = `FROM invocations i
 export const PRUNE_SQL = {
   eligible: ELIGIBLE,
   /** Held sessions with invocations before the cutoff (before). */
-  held: `SELECT i.session_id AS "sessionId", count(*) AS invocations FROM invocations i JOIN legal_holds h ON h.session_id = i.session_id
-       WHERE i.started_at < ? GROUP BY i.session_id ORDER BY i.session_id`,
+  // Driven by the holds (IN), not a join: SQLite scanned every invocation's session to join the few holds (0.3 s at 1M).
+  held: `SELECT i.session_id AS "sessionId", count(*) AS invocations FROM invocations i
+       WHERE i.session_id IN (SELECT session_id FROM legal_holds) AND i.started_at < ? GROUP BY i.session_id ORDER BY i.session_id`,
   /** Invocations before the cutoff kept because they are still in progress (before). */
   inProgress: `SELECT count(*) FROM invocations i WHERE i.started_at < ?
          AND (i.status = 'running' OR EXISTS (SELECT 1 FROM outcomes o WHERE o.invocation_id = i.id AND o.status = 'pending'))
@@ -127,8 +128,17 @@ export async function pruneLedger(ledger: Ledger, options: PruneOptions): Promis
     return report;
   }
 
+  // The batches walk invocations by id; without an upper bound, the last one (finding nothing)
+  // read every invocation after the last one removed (about 0.5 s at 1M). An invocation that
+  // commits during the prune with a start before the cutoff (a clock behind) is left to the next prune.
+  // INDEXED BY: for max(id) SQLite otherwise walks the table from its newest row back to the cutoff.
+  const lastId =
+    (s.prepare('SELECT max(id) FROM invocations INDEXED BY invocations_started_at WHERE started_at < ?').pluck().get(before) as
+      number | null) ?? 0;
   const batch = new PruneBatch(s);
-  return runPruneBatches(report, options, started, ledger.path, describeSqliteError, (afterId) => batch.run(before, afterId, batchSize));
+  return runPruneBatches(report, options, started, ledger.path, describeSqliteError, (afterId) =>
+    batch.run(before, afterId, lastId, batchSize),
+  );
 }
 
 /** What one batch removed. */
@@ -186,11 +196,11 @@ export async function runPruneBatches(
 
 /** One batch's statements, prepared once per prune. */
 class PruneBatch {
-  private readonly tx: (before: number, afterId: number, limit: number) => PruneBatchResult | null;
+  private readonly tx: (before: number, afterId: number, lastId: number, limit: number) => PruneBatchResult | null;
 
   constructor(s: Database.Database) {
-    const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<
-      [number, number, number],
+    const selectIds = s.prepare(`SELECT i.id ${ELIGIBLE} AND i.id <= ? ORDER BY i.id LIMIT ?`).pluck() as Database.Statement<
+      [number, number, number, number],
       number
     >;
     const invocationLinks = s
@@ -214,8 +224,8 @@ class PruneBatch {
     const appender = new ChainAppender(s);
     const invalidateRollups = rollupInvalidator(s);
 
-    const tx = s.transaction((before: number, afterId: number, limit: number) => {
-      const ids = selectIds.all(before, afterId, limit);
+    const tx = s.transaction((before: number, afterId: number, lastId: number, limit: number) => {
+      const ids = selectIds.all(before, afterId, lastId, limit);
       if (ids.length === 0) return null;
       const idsJson = JSON.stringify(ids);
       const links = [...invocationLinks.all(idsJson), ...backgroundLinks.all(idsJson)].sort((a, b) => a[0] - b[0]);
@@ -235,7 +245,7 @@ class PruneBatch {
     this.tx = (...args) => tx.immediate(...args);
   }
 
-  run(before: number, afterId: number, limit: number) {
-    return this.tx(before, afterId, limit);
+  run(before: number, afterId: number, lastId: number, limit: number) {
+    return this.tx(before, afterId, lastId, limit);
   }
 }

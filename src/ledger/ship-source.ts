@@ -107,6 +107,24 @@ function asCommitted(row: Row): Row {
   return copy;
 }
 
+/**
+ * Of the given outcome ids, those that local recovery marked `interrupted` (their process died
+ * while the background hook ran): `[id, failure_detail]`. The chain does not cover that change
+ * (a pending outcome's link covers its identity only, and verify accepts it pending or
+ * interrupted), so no link carries it; ship asks for the outcomes the centre still shows pending.
+ */
+export function readInterrupted(ledger: SqliteHandle, ids: number[]): [id: number, detail: string | null][] {
+  const found: [number, string | null][] = [];
+  const select = raw(
+    ledger,
+    `SELECT id, failure_detail FROM outcomes WHERE status = 'interrupted' AND id IN (SELECT value FROM json_each(?))`,
+  );
+  // Chunks keep one statement's JSON small whatever the number of pending outcomes.
+  for (let i = 0; i < ids.length; i += 5000)
+    found.push(...(select.all(JSON.stringify(ids.slice(i, i + 5000))) as [number, string | null][]));
+  return found;
+}
+
 /** Every legal hold of the ledger (a few rows). */
 export function readHolds(ledger: SqliteHandle): Row[] {
   return raw(ledger, `SELECT ${HOLD_COLUMNS.join(', ')} FROM legal_holds ORDER BY session_id`).all() as Row[];

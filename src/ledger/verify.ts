@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { IntegrityError } from '../domain/errors.js';
 import {
   checkpointEntry,
@@ -23,6 +24,7 @@ import {
   type RowEntry,
 } from './integrity.js';
 import type { Ledger } from './open.js';
+import { walkChunks } from './verify-threads.js';
 
 /** What is wrong with one record. */
 export interface IntegrityProblem {
@@ -110,6 +112,16 @@ export interface VerifyOptions {
    * ledger's prune of a shipped source's records (ledger/postgres/verify-sources.ts).
    */
   prunedElsewhere?: readonly (readonly [number, number, string])[];
+  /**
+   * Threads that walk the chain: this one and `threads - 1` worker threads, each reading the
+   * ledger file on its own connection. Default: the machine's parallelism (at most 4) when the
+   * chain has at least 50,000 links, else 1. The report is the same whatever the number.
+   */
+  threads?: number;
+  /** Links a thread claims at a time when the walk is split. Default 16384. */
+  chunkLinks?: number;
+  /** When split, this thread walks only what the workers could not (tests use it to make workers walk a small chain). */
+  workersOnly?: boolean;
 }
 
 /** A chain row; `text` (walk only) is an invocation link's hashed text as SQLite built it (`INVOCATION_LINK_TEXT_SQL`). */
@@ -117,7 +129,9 @@ type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash
 
 /** The statements verify reads with, prepared once per run. */
 interface VerifyStatements {
-  linksAfter: Database.Statement<[number, number], LinkRow>;
+  linksBetween: Database.Statement<[number, number, number], LinkRow>;
+  linkBefore: Database.Statement<[number], [seq: number, kind: string, refId: number, hash: string]>;
+  firstSeq: Database.Statement<[], number>;
   checkpointLinks: Database.Statement<[], LinkRow>;
   invocation: Database.Statement<[number], RawRow>;
   outcomesOf: Database.Statement<[number], RawRow>;
@@ -133,22 +147,43 @@ interface Ref {
   id: number;
 }
 
-/** Everything one verify run accumulates, passed through its steps. */
-interface VerifyState {
-  readonly s: Database.Database;
+/** What walking one run of the chain found; runs walked apart add up to the report of one walk. */
+export interface RangeResult {
+  links: number;
+  records: VerifyReport['records'];
+  /** The first problems (at most maxProblems), in chain order. */
+  problems: IntegrityProblem[];
+  problemCount: number;
+  /** Invocations whose link remains but whose row is gone: their outcomes are not reported again as orphans. */
+  removedInvocations: number[];
+}
+
+/** What walking the chain on one connection needs. */
+export interface ChainWalker {
   readonly q: VerifyStatements;
   readonly batchSize: number;
   readonly maxProblems: number;
-  problems: IntegrityProblem[];
-  problemCount: number;
   /** Link runs that prune checkpoints removed (read first: a gap early in the chain is explained by a checkpoint later in it). */
-  pruned: PrunedRanges;
-  records: VerifyReport['records'];
-  links: number;
-  /** Invocations whose link remains but whose row is gone: their outcomes are not reported again as orphans. */
-  removedInvocations: Set<number>;
+  readonly pruned: PrunedRanges;
+}
+
+/** What one run of the walk accumulates. */
+interface WalkState {
+  readonly w: ChainWalker;
+  readonly result: RangeResult;
   /** The last link walked and the record it covers. */
   prev: { seq: number; hash: string } & Ref;
+}
+
+/** Everything the steps after the walk accumulate (on the connection of the snapshot). */
+interface VerifyState {
+  readonly s: Database.Database;
+  readonly q: VerifyStatements;
+  readonly maxProblems: number;
+  problems: IntegrityProblem[];
+  problemCount: number;
+  pruned: PrunedRanges;
+  removedInvocations: Set<number>;
 }
 
 /**
@@ -161,36 +196,39 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Sqlit
   const started = Date.now();
   const s = ledger.sqlite;
   const q = prepareStatements(s);
+  const maxProblems = options.maxProblems ?? 100;
   return s
     .transaction((): SqliteVerifyReport => {
+      const walker: ChainWalker = {
+        q,
+        batchSize: options.batchSize ?? 1000,
+        maxProblems,
+        pruned: readPrunedRanges(q, options.prunedElsewhere ?? []),
+      };
+      const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as
+        { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
+      const walked = walkChain(ledger, walker, head, options);
       const state: VerifyState = {
         s,
         q,
-        batchSize: options.batchSize ?? 1000,
-        maxProblems: options.maxProblems ?? 100,
-        problems: [],
-        problemCount: 0,
-        pruned: readPrunedRanges(q, options.prunedElsewhere ?? []),
-        records: { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 },
-        links: 0,
-        removedInvocations: new Set(),
-        prev: { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain', id: 0 },
+        maxProblems,
+        problems: walked.problems,
+        problemCount: walked.problemCount,
+        pruned: walker.pruned,
+        removedInvocations: new Set(walked.removedInvocations),
       };
-      walkChain(state);
       const uncommitted = checkUnlinkedInvocations(state);
       checkOrphanOutcomes(state);
       checkUnlinkedCheckpoints(state);
       checkHookSets(state);
-      const head = (s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').get() as
-        { seq: number; hash: string } | undefined) ?? { seq: 0, hash: GENESIS_HASH };
       const anchor = options.anchor ? checkAnchorStep(state, options.anchor, head) : undefined;
       return {
         ok: state.problemCount === 0,
         location: ledger.path,
         path: ledger.path,
-        links: state.links,
-        records: state.records,
-        prunedLinks: state.pruned.count,
+        links: walked.links,
+        records: walked.records,
+        prunedLinks: walker.pruned.count,
         uncommitted,
         head,
         problems: state.problems,
@@ -202,15 +240,105 @@ export function verifyLedger(ledger: Ledger, options: VerifyOptions = {}): Sqlit
     .deferred();
 }
 
+/** A chain of at least this many links is walked by several threads unless `threads` says otherwise. */
+const PARALLEL_FROM_LINKS = 50_000;
+
+/**
+ * Step 2: every link up to the head, in seq order: on this connection, or split into chunks of
+ * seqs that this thread and worker threads walk at once (verify-threads.ts), added up in order.
+ */
+function walkChain(ledger: Ledger, walker: ChainWalker, head: { seq: number; hash: string }, options: VerifyOptions): RangeResult {
+  const first = head.seq === 0 ? 0 : (walker.q.firstSeq.get() ?? 0);
+  const span = head.seq - first + 1;
+  const threads = options.threads ?? (span >= PARALLEL_FROM_LINKS ? Math.min(4, availableParallelism()) : 1);
+  if (threads <= 1 || head.seq === 0 || ledger.path === ':memory:' || ledger.path === '') return walkRange(walker, 1, head.seq);
+  const size = Math.max(1, options.chunkLinks ?? 16_384);
+  const chunks: [number, number][] = [];
+  for (let at = first; at <= head.seq; at += size) chunks.push([at, Math.min(head.seq, at + size - 1)]);
+  const results = walkChunks({
+    path: ledger.path,
+    head,
+    chunks,
+    workers: threads - 1,
+    prunedRuns: walker.pruned.runs(),
+    batchSize: walker.batchSize,
+    maxProblems: walker.maxProblems,
+    walkHere: (chunk) => walkRange(walker, chunk[0], chunk[1]),
+    workersOnly: options.workersOnly ?? false,
+  });
+  return addRanges(results, walker.maxProblems);
+}
+
+/** Results of consecutive runs of the chain, in order, as one. */
+function addRanges(results: readonly RangeResult[], maxProblems: number): RangeResult {
+  const total = emptyRange();
+  for (const r of results) {
+    total.links += r.links;
+    total.records.invocations += r.records.invocations;
+    total.records.backgroundOutcomes += r.records.backgroundOutcomes;
+    total.records.checkpoints += r.records.checkpoints;
+    total.problemCount += r.problemCount;
+    for (const p of r.problems) if (total.problems.length < maxProblems) total.problems.push(p);
+    for (const id of r.removedInvocations) total.removedInvocations.push(id);
+  }
+  return total;
+}
+
+function emptyRange(): RangeResult {
+  return {
+    links: 0,
+    records: { invocations: 0, backgroundOutcomes: 0, checkpoints: 0 },
+    problems: [],
+    problemCount: 0,
+    removedInvocations: [],
+  };
+}
+
+/** What walking the chain on connection `s` needs (a worker thread builds its own). */
+export function chainWalker(
+  s: Database.Database,
+  options: { batchSize: number; maxProblems: number; prunedRuns: readonly (readonly [number, number, string])[] },
+): ChainWalker {
+  const pruned = new PrunedRanges();
+  for (const [first, last, hash] of options.prunedRuns) pruned.addRun(first, last, hash);
+  return { q: prepareStatements(s), batchSize: options.batchSize, maxProblems: options.maxProblems, pruned };
+}
+
+/**
+ * Walks the links with seqs first..last, starting from the link before them (or the start of the
+ * chain): each follows the one before it and matches the rows it covers. The links before a
+ * run are never read beyond the last one (its prev_hash is stored in the next link), so runs
+ * walked apart find exactly what one walk finds, in the same order.
+ */
+export function walkRange(w: ChainWalker, first: number, last: number): RangeResult {
+  const before = first > 1 ? w.q.linkBefore.get(first) : undefined;
+  const state: WalkState = {
+    w,
+    result: emptyRange(),
+    prev: before
+      ? { seq: before[0], hash: before[3], ...refOf(before[0], before[1], before[2]) }
+      : { seq: 0, hash: GENESIS_HASH, label: 'the start of the chain', table: 'chain', id: 0 },
+  };
+  for (;;) {
+    const batch = w.q.linksBetween.all(state.prev.seq, last, w.batchSize);
+    if (batch.length === 0) return state.result;
+    for (const link of batch) followLink(state, link);
+  }
+}
+
 function prepareStatements(s: Database.Database): VerifyStatements {
   return {
-    linksAfter: s
+    linksBetween: s
       .prepare(
         `SELECT c.seq, c.kind, c.ref_id, c.prev_hash, c.hash, c.at, c.rows, ${INVOCATION_LINK_TEXT_SQL}
          FROM chain c LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
-         WHERE c.seq > ? ORDER BY c.seq LIMIT ?`,
+         WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?`,
       )
-      .raw() as Database.Statement<[number, number], LinkRow>,
+      .raw() as Database.Statement<[number, number, number], LinkRow>,
+    linkBefore: s
+      .prepare('SELECT seq, kind, ref_id, hash FROM chain WHERE seq < ? ORDER BY seq DESC LIMIT 1')
+      .raw() as VerifyStatements['linkBefore'],
+    firstSeq: s.prepare('SELECT seq FROM chain ORDER BY seq LIMIT 1').pluck() as Database.Statement<[], number>,
     checkpointLinks: s
       .prepare(`SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE kind = 'checkpoint' ORDER BY seq`)
       .raw() as Database.Statement<[], LinkRow>,
@@ -230,6 +358,11 @@ function report(state: VerifyState, problem: IntegrityProblem): void {
   if (state.problems.length < state.maxProblems) state.problems.push(problem);
 }
 
+function reportInWalk(state: WalkState, problem: IntegrityProblem): void {
+  state.result.problemCount++;
+  if (state.result.problems.length < state.w.maxProblems) state.result.problems.push(problem);
+}
+
 /** Step 1: the runs of links that intact prune checkpoints account for. */
 function readPrunedRanges(q: VerifyStatements, elsewhere: readonly (readonly [number, number, string])[]): PrunedRanges {
   const pruned = new PrunedRanges();
@@ -242,26 +375,17 @@ function readPrunedRanges(q: VerifyStatements, elsewhere: readonly (readonly [nu
   return pruned;
 }
 
-/** Step 2: every link in seq order, in batches: each follows the one before it and matches the rows it covers. */
-function walkChain(state: VerifyState): void {
-  for (;;) {
-    const batch = state.q.linksAfter.all(state.prev.seq, state.batchSize);
-    if (batch.length === 0) return;
-    for (const link of batch) followLink(state, link);
-  }
-}
-
 /** A link's place in the chain: no unexplained gap before it, and its prev_hash is the previous link's hash. */
-function followLink(state: VerifyState, link: LinkRow): void {
+function followLink(state: WalkState, link: LinkRow): void {
   const [seq, , , prevHash, hash] = link;
   const prev = state.prev;
-  state.links++;
+  state.result.links++;
   let expected = prev.hash;
   if (seq !== prev.seq + 1) {
-    const end = state.pruned.endHash(prev.seq + 1, seq - 1);
+    const end = state.w.pruned.endHash(prev.seq + 1, seq - 1);
     if (end !== undefined) expected = end;
     else {
-      report(state, {
+      reportInWalk(state, {
         kind: 'removed',
         table: 'chain',
         id: prev.seq + 1,
@@ -272,7 +396,7 @@ function followLink(state: VerifyState, link: LinkRow): void {
     }
   }
   if (prevHash !== expected) {
-    report(state, {
+    reportInWalk(state, {
       kind: 'changed',
       table: prev.table,
       id: prev.id,
@@ -284,39 +408,45 @@ function followLink(state: VerifyState, link: LinkRow): void {
 }
 
 /** The rows a link covers still hash to it. */
-function checkLink(state: VerifyState, link: LinkRow): Ref {
-  const [seq, kind] = link;
-  if (kind === 'invocation') return checkInvocationLink(state, link);
-  if (kind === 'background') return checkBackgroundLink(state, link);
-  if (kind === 'checkpoint') return checkCheckpointLink(state, link);
-  report(state, { kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
+function checkLink(state: WalkState, link: LinkRow): Ref {
+  const [seq, kind, refId] = link;
+  if (kind === 'invocation') checkInvocationLink(state, link);
+  else if (kind === 'background') checkBackgroundLink(state, link);
+  else if (kind === 'checkpoint') checkCheckpointLink(state, link);
+  else reportInWalk(state, { kind: 'changed', table: 'chain', id: seq, seq, detail: `link ${seq} has an unknown kind "${kind}"` });
+  return refOf(seq, kind, refId);
+}
+
+/** The record a link covers, as problems name it. */
+function refOf(seq: number, kind: string, refId: number): Ref {
+  if (kind === 'invocation') return { label: `invocation #${refId}`, table: 'invocations', id: refId };
+  if (kind === 'background') return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
+  if (kind === 'checkpoint') return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
   return { label: `link ${seq}`, table: 'chain', id: seq };
 }
 
-function checkInvocationLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at, rowsText, text]: LinkRow): Ref {
-  const ref: Ref = { label: `invocation #${refId}`, table: 'invocations', id: refId };
-  state.records.invocations++;
+function checkInvocationLink(state: WalkState, [seq, kind, refId, prevHash, hash, at, rowsText, text]: LinkRow): void {
+  state.result.records.invocations++;
   // Most links: SQLite built the hashed text; the rows are read into JavaScript only when it
   // could not (or the hash differs, to name what changed).
-  if (text && linkHashOfText(text) === hash) return ref;
-  const row = state.q.invocation.get(refId);
+  if (text && linkHashOfText(text) === hash) return;
+  const row = state.w.q.invocation.get(refId);
   if (!row) {
-    state.removedInvocations.add(refId);
-    report(state, { kind: 'removed', table: 'invocations', id: refId, seq, detail: `invocation #${refId} (link ${seq}) is gone` });
-    return ref;
+    state.result.removedInvocations.push(refId);
+    reportInWalk(state, { kind: 'removed', table: 'invocations', id: refId, seq, detail: `invocation #${refId} (link ${seq}) is gone` });
+    return;
   }
   const stored = parseRowsText(rowsText);
-  const outcomes = state.q.outcomesOf.all(refId);
+  const outcomes = state.w.q.outcomesOf.all(refId);
   const entries: RowEntry[] = [invocationEntry(row)];
   for (const o of outcomes) entries.push(outcomeEntry(o, stored.get(`o${o[OUTCOME_ID] as number}`)?.pending ?? false));
   if (linkHash(prevHash, seq, kind, refId, at, entries) !== hash) diagnose(state, refId, seq, stored, entries);
   else checkUnfinishedBackground(state, refId, seq, stored, outcomes);
-  return ref;
 }
 
 /** Background outcomes pending when their invocation committed and never completed through hookledger carry no result. */
 function checkUnfinishedBackground(
-  state: VerifyState,
+  state: WalkState,
   invocationId: number,
   seq: number,
   stored: ReturnType<typeof parseRowsText>,
@@ -324,19 +454,25 @@ function checkUnfinishedBackground(
 ): void {
   for (const o of outcomes) {
     const id = o[OUTCOME_ID] as number;
-    if (!stored.get(`o${id}`)?.pending || state.q.backgroundLinked.get(id) !== undefined) continue;
+    if (!stored.get(`o${id}`)?.pending || state.w.q.backgroundLinked.get(id) !== undefined) continue;
     const problem = uncommittedCompletion(o, invocationId, seq);
-    if (problem) report(state, problem);
+    if (problem) reportInWalk(state, problem);
   }
 }
 
-function checkBackgroundLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at]: LinkRow): Ref {
-  state.records.backgroundOutcomes++;
-  const row = state.q.outcome.get(refId);
+function checkBackgroundLink(state: WalkState, [seq, kind, refId, prevHash, hash, at]: LinkRow): void {
+  state.result.records.backgroundOutcomes++;
+  const row = state.w.q.outcome.get(refId);
   if (!row)
-    report(state, { kind: 'removed', table: 'outcomes', id: refId, seq, detail: `background outcome #${refId} (link ${seq}) is gone` });
+    reportInWalk(state, {
+      kind: 'removed',
+      table: 'outcomes',
+      id: refId,
+      seq,
+      detail: `background outcome #${refId} (link ${seq}) is gone`,
+    });
   else if (linkHash(prevHash, seq, kind, refId, at, [outcomeEntry(row, false)]) !== hash) {
-    report(state, {
+    reportInWalk(state, {
       kind: 'changed',
       table: 'outcomes',
       id: refId,
@@ -344,14 +480,13 @@ function checkBackgroundLink(state: VerifyState, [seq, kind, refId, prevHash, ha
       detail: `background outcome #${refId} differs from what was committed (link ${seq})`,
     });
   }
-  return { label: `background outcome #${refId}`, table: 'outcomes', id: refId };
 }
 
-function checkCheckpointLink(state: VerifyState, [seq, kind, refId, prevHash, hash, at]: LinkRow): Ref {
-  state.records.checkpoints++;
-  const row = state.q.checkpoint.get(refId);
+function checkCheckpointLink(state: WalkState, [seq, kind, refId, prevHash, hash, at]: LinkRow): void {
+  state.result.records.checkpoints++;
+  const row = state.w.q.checkpoint.get(refId);
   if (!row)
-    report(state, {
+    reportInWalk(state, {
       kind: 'removed',
       table: 'prune_checkpoints',
       id: refId,
@@ -359,7 +494,7 @@ function checkCheckpointLink(state: VerifyState, [seq, kind, refId, prevHash, ha
       detail: `prune checkpoint #${refId} (link ${seq}) is gone`,
     });
   else if (linkHash(prevHash, seq, kind, refId, at, [checkpointEntry(row)]) !== hash) {
-    report(state, {
+    reportInWalk(state, {
       kind: 'changed',
       table: 'prune_checkpoints',
       id: refId,
@@ -367,18 +502,17 @@ function checkCheckpointLink(state: VerifyState, [seq, kind, refId, prevHash, ha
       detail: `prune checkpoint #${refId} differs from what was committed (link ${seq})`,
     });
   }
-  return { label: `prune checkpoint #${refId}`, table: 'prune_checkpoints', id: refId };
 }
 
 /** An invocation link's hash differs: the per-row checks name the rows changed, removed or inserted. */
 function diagnose(
-  state: VerifyState,
+  state: WalkState,
   invocationId: number,
   seq: number,
   stored: ReturnType<typeof parseRowsText>,
   entries: RowEntry[],
 ): void {
-  for (const problem of diagnoseInvocationLink(invocationId, seq, stored, entries)) report(state, problem);
+  for (const problem of diagnoseInvocationLink(invocationId, seq, stored, entries)) reportInWalk(state, problem);
 }
 
 /** Step 3: invocations no link covers. Returns how many are uncommitted (a crash before the commit), which is not tampering. */
@@ -526,6 +660,7 @@ export function removedRunsOf(removedJson: string): [number, number, string, unk
 export class PrunedRanges {
   private readonly ends = new Map<number, string>();
   private intervals: [number, number][] = [];
+  private readonly added: [number, number, string][] = [];
   private merged: [number, number][] | null = null;
   count = 0;
 
@@ -535,10 +670,16 @@ export class PrunedRanges {
 
   /** One run of removed links: [first, last] and the hash of `last`. */
   addRun(first: number, last: number, hash: string): void {
+    this.added.push([first, last, hash]);
     this.intervals.push([first, last]);
     this.ends.set(last, hash);
     this.count += last - first + 1;
     this.merged = null;
+  }
+
+  /** The runs added, in order (a worker thread rebuilds the same ranges from them). */
+  runs(): readonly [number, number, string][] {
+    return this.added;
   }
 
   isEnd(seq: number): boolean {

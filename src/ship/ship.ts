@@ -10,12 +10,14 @@ import {
   registerSource,
   shipBatch,
   shipHolds,
+  shipInterrupted,
+  shippedPending,
   tryLockSource,
   zeroCounts,
   type ShipCounts,
   type ShippedHead,
 } from '../ledger/postgres/ship-sink.js';
-import { localHead, readBatch, readHolds, sourceIdOf } from '../ledger/ship-source.js';
+import { localHead, readBatch, readHolds, readInterrupted, sourceIdOf } from '../ledger/ship-source.js';
 import { isTransient } from './retry.js';
 
 /**
@@ -112,6 +114,8 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
           options.progress?.({ shipped: { ...shipped }, head, localHead: localHead(options.ledger) });
           if (!aborted()) continue;
         }
+        // Caught up: what recovery changed since without a link (background hooks of dead processes).
+        shipped.interrupted += await shipInterrupted(client, source, readInterrupted(options.ledger, await shippedPending(client, source)));
         if (!options.follow || aborted()) break;
         await waitForCommit(options.ledger, head.seq, options.pollMs ?? 200, options.signal);
         if (aborted()) break;

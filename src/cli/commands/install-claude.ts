@@ -17,6 +17,7 @@ import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adap
 import { handlerTimeouts } from '../../adapters/claude-timeouts.js';
 import { loadHookSet } from '../../config/load.js';
 import { UsageError } from '../../domain/errors.js';
+import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import type { HookSet } from '../../domain/hooks.js';
 import { boolFlag, configOption, stringFlag, type Command } from '../command.js';
 import { writeJson, writeReport } from '../io.js';
@@ -24,7 +25,7 @@ import { writeJson, writeReport } from '../io.js';
 export const command: Command = {
   summary: 'register hookledger as the Claude Code hook for each event (settings.json)',
   usage: `install-claude [--project|--user|--local|--settings FILE] --config PATH [--db PATH]
-        [--events A,B] [--http URL] [--bin CMD] [--on-error deny|allow] [--print] [--remove] [--json]
+        [--events A,B] [--http URL] [--bin CMD] [--on-error deny|allow] [--ship URL] [--print] [--remove] [--json]
 
   Writes one handler per event (matcher "*") running \`hookledger claude --config PATH\`, or
   with --http URL an http handler for \`hookledger serve\` (token from $HOOKLEDGER_TOKEN).
@@ -43,6 +44,10 @@ export const command: Command = {
               single-file claude bundle, dist/bundle/claude.cjs, when built, else
               "hookledger"; with --project and hookledger installed in the project,
               relative to $CLAUDE_PROJECT_DIR)
+  --ship URL  after SessionEnd and Stop, ship this ledger to the central PostgreSQL at URL
+              in a detached \`hookledger ship --background\` (one per ledger; docs/ship.md).
+              Without the password (refused): PGPASSWORD or ~/.pgpass in Claude Code's
+              environment, or the whole URL in HOOKLEDGER_SHIP_TO there instead of --ship
   --print     print the resulting settings instead of writing them
   --remove    remove hookledger's entries instead`,
   options: {
@@ -57,6 +62,7 @@ export const command: Command = {
     http: { type: 'string' },
     bin: { type: 'string' },
     'on-error': { type: 'string' },
+    ship: { type: 'string' },
     print: { type: 'boolean' },
     remove: { type: 'boolean' },
   },
@@ -87,6 +93,7 @@ export const command: Command = {
       const configPath = stringFlag(args, 'config');
       let handler: { type: 'command'; command: string } | { type: 'http'; url: string };
       let hookSet: HookSet | null = null;
+      const shipTo = shipTarget(stringFlag(args, 'ship'), httpUrl, stringFlag(args, 'db'));
       if (httpUrl !== undefined) {
         if (!/^https?:\/\/[^/]+/.test(httpUrl)) throw new UsageError(`--http: "${httpUrl}" is not an http(s) URL`);
         handler = { type: 'http', url: /\/(v1\/)?claude\/?$/.test(httpUrl) ? httpUrl : `${httpUrl.replace(/\/+$/, '')}/claude` };
@@ -121,10 +128,13 @@ export const command: Command = {
             configPath,
             dbPath: stringFlag(args, 'db'),
             onError: onErrorFlag as 'deny' | 'allow' | undefined,
+            shipTo,
             projectDir: scope === 'user' && !stringFlag(args, 'settings') ? undefined : cwd,
           }),
         };
       }
+      if (shipTo !== undefined && events !== undefined && !events.some((e) => e === 'Stop' || e === 'SessionEnd'))
+        warnings.push('--ship: shipping starts after Stop and SessionEnd, and --events installs neither, so nothing will ship');
       if (events?.includes('WorktreeCreate') && hookSet !== null && !hookSet.hooks.some((h) => h.points.includes('worktree_create'))) {
         warnings.push(
           "WorktreeCreate: the hook set has no hook at worktree_create, so every worktree creation will fail (a WorktreeCreate hook replaces Claude Code's own creation and must answer the path)",
@@ -175,6 +185,27 @@ export const command: Command = {
     return 0;
   },
 };
+
+/**
+ * `--ship URL`, checked: a PostgreSQL URL without its password (the settings file and the
+ * command line are readable by others; `ship --to` refuses a password for the same reason).
+ */
+function shipTarget(url: string | undefined, httpUrl: string | undefined, dbPath: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  if (!isPostgresUrl(url))
+    throw new UsageError(`--ship: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
+  if (urlHasPassword(url))
+    throw new UsageError(
+      `--ship: the URL must not carry the password (it would be written to the settings file and show in the process list): give it with PGPASSWORD or ~/.pgpass in Claude Code's environment, or put the whole URL in HOOKLEDGER_SHIP_TO there (${displayUrl(url)})`,
+    );
+  if (httpUrl !== undefined)
+    throw new UsageError(
+      '--ship: with --http, run `hookledger ship --follow` beside `hookledger serve` instead (serve is one long-lived process)',
+    );
+  if (dbPath !== undefined && isPostgresUrl(dbPath))
+    throw new UsageError('--ship: --db is already a PostgreSQL ledger; --ship copies a local SQLite ledger to one');
+  return url;
+}
 
 /**
  * Only events with a hookledger point: a typo would register a key Claude Code never fires

@@ -1,14 +1,16 @@
 import { UsageError } from '../../domain/errors.js';
 import { openLedger } from '../../ledger/open.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
-import { displayUrl, isPostgresUrl } from '../../ledger/postgres/url.js';
+import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
+import { shipInBackground, shipStatus } from '../ship-auto.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
 import { writeJson, writeReport } from '../io.js';
 
 export const command: Command = {
   summary: 'copy this ledger’s committed records into a central PostgreSQL ledger, exactly once',
   usage: `ship --to postgres://USER@HOST/DB [--db PATH] [--json] [--follow] [--batch N] [--retry-for SECONDS]
+       ship --status [--db PATH] [--json]
 
   Copies every committed record not shipped yet (invocations with their outcomes, background
   completions, hook sets, chain links, prune checkpoints, legal holds) into the central ledger,
@@ -24,6 +26,11 @@ export const command: Command = {
   --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
                        exit 3 (default 120; in --follow mode for ever)
   --json               the counts as JSON
+  --status             automatic shipping (install-claude --ship): whether a shipper is running,
+                       the last attempt and its result, where the log is
+  --background         what a hook starts after SessionEnd/Stop: one shipper per ledger (else
+                       it leaves at once), debounced by $HOOKLEDGER_SHIP_DEBOUNCE_MS (default
+                       1000), --retry-for default 30, lines in <ledger>.ship.log
   Exit 0 when done, 3 when the centre or the ledger refuses.`,
   options: {
     ...ledgerOptions,
@@ -31,14 +38,17 @@ export const command: Command = {
     follow: { type: 'boolean' },
     batch: { type: 'string' },
     'retry-for': { type: 'string' },
+    status: { type: 'boolean' },
+    background: { type: 'boolean' },
   },
   async run(args, io) {
+    if (boolFlag(args, 'status')) return shipStatus(resolveLedgerPath(stringFlag(args, 'db'), io.env).path, io, boolFlag(args, 'json'));
     const url = stringFlag(args, 'to') ?? io.env.HOOKLEDGER_SHIP_TO;
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
     if (!isPostgresUrl(url))
       throw new UsageError(`ship: --to must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
     // A password on the command line shows in `ps` and /proc/PID/cmdline for as long as ship runs (Node cannot rewrite argv there).
-    if (stringFlag(args, 'to') !== undefined && hasPassword(url))
+    if (stringFlag(args, 'to') !== undefined && urlHasPassword(url))
       throw new UsageError(
         `ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
       );
@@ -50,6 +60,7 @@ export const command: Command = {
       throw new UsageError('ship: --retry-for must be a number of seconds');
     const follow = boolFlag(args, 'follow');
     const json = boolFlag(args, 'json');
+    if (boolFlag(args, 'background')) return shipInBackground({ ledgerPath: path, url, retrySeconds, env: io.env });
     const tty = Boolean((io.stderr as { isTTY?: boolean }).isTTY);
 
     const ledger = openLedger({ path, createDirectory: isDefault });
@@ -93,16 +104,6 @@ export const command: Command = {
   },
 };
 
-/** Whether a URL carries a password (in its user info or a `password` parameter). */
-function hasPassword(url: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return parsed.password !== '' || parsed.searchParams.has('password');
-  } catch {
-    return false;
-  }
-}
-
 function positiveInt(args: Parameters<Command['run']>[0], name: string): number | undefined {
   const text = stringFlag(args, name);
   if (text === undefined) return undefined;
@@ -118,7 +119,7 @@ function render(r: ShipReport): string {
   const s = r.shipped;
   return [
     `shipped to ${r.to} as source ${r.source} (host ${r.host})`,
-    `invocations ${s.invocations}, outcomes ${s.outcomes}, background completions ${s.backgroundCompletions}, prune checkpoints ${s.checkpoints}, hook sets ${s.hookSets}, legal holds ${s.holds}`,
+    `invocations ${s.invocations}, outcomes ${s.outcomes}, background completions ${s.backgroundCompletions}, prune checkpoints ${s.checkpoints}, hook sets ${s.hookSets}, legal holds ${s.holds}${s.interrupted > 0 ? `, background hooks marked interrupted ${s.interrupted}` : ''}`,
     `links ${s.links}; shipped up to link ${r.head.seq} (ledger at ${r.localHead})${r.retries > 0 ? `; waited for the centre ${r.retries} time${r.retries === 1 ? '' : 's'}` : ''}`,
   ].join('\n');
 }

@@ -97,6 +97,8 @@ export interface ShipCounts {
   checkpoints: number;
   hookSets: number;
   holds: number;
+  /** Background outcomes shipped pending that the source's recovery has since marked interrupted. */
+  interrupted: number;
 }
 
 export const zeroCounts = (): ShipCounts => ({
@@ -107,6 +109,7 @@ export const zeroCounts = (): ShipCounts => ({
   checkpoints: 0,
   hookSets: 0,
   holds: 0,
+  interrupted: 0,
 });
 
 export function addCounts(total: ShipCounts, more: ShipCounts): void {
@@ -141,6 +144,32 @@ export async function registerSource(client: pg.ClientBase, sourceId: string, ho
 export async function shipHolds(client: pg.ClientBase, holds: Row[]): Promise<number> {
   if (holds.length === 0) return 0;
   return (await client.query(INSERT_HOLDS, arraysOf(holds, HOLD_COLUMNS, HOLD_COLUMNS))).rowCount ?? 0;
+}
+
+/** Source ids of the source's outcomes the centre holds as pending (few: background hooks whose completion is not shipped yet). */
+export async function shippedPending(client: pg.ClientBase, sourceId: string): Promise<number[]> {
+  const result = await client.query<{ ref: string }>(
+    `SELECT o.source_ref AS ref FROM outcomes o JOIN invocations i ON i.id = o.invocation_id
+     WHERE o.status = 'pending' AND o.source_ref IS NOT NULL AND i.writer_id = $1`,
+    [sourceId],
+  );
+  return result.rows.map((r) => Number(r.ref));
+}
+
+/**
+ * Marks interrupted, as the source's recovery did, outcomes the centre still shows pending
+ * (`[source id, failure detail]`). Only a pending row changes: re-running is harmless, and a
+ * completion shipped meanwhile (by its chain link) is never overwritten.
+ */
+export async function shipInterrupted(client: pg.ClientBase, sourceId: string, marks: [number, string | null][]): Promise<number> {
+  if (marks.length === 0) return 0;
+  const result = await client.query(
+    `UPDATE outcomes o SET status = 'interrupted', failure_detail = u.detail
+     FROM unnest($2::bigint[], $3::text[]) AS u(ref, detail), invocations i
+     WHERE o.source_ref = u.ref AND o.status = 'pending' AND i.id = o.invocation_id AND i.writer_id = $1`,
+    [sourceId, marks.map((m) => m[0]), marks.map((m) => storedValue(m[1]))],
+  );
+  return result.rowCount ?? 0;
 }
 
 /**

@@ -16,3 +16,13 @@ export function displayUrl(url: string): string {
     return 'postgres://(unparseable URL)';
   }
 }
+
+/** Whether a URL carries a password (in its user info or a `password` parameter). */
+export function urlHasPassword(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.password !== '' || parsed.searchParams.has('password');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,142 @@
+import { resolve } from 'node:path';
+import { describeThrown } from '../domain/errors.js';
+import { openLedger, type Ledger } from '../ledger/open.js';
+import { displayUrl } from '../ledger/postgres/url.js';
+import { ShipperLock } from '../ledger/ship-lock.js';
+import {
+  autoShipFiles,
+  logShipLine,
+  shipAgainMarked,
+  takeShipAgain,
+  writeShipStatus,
+  type AutoShipFiles,
+  type AutoShipStatus,
+} from './auto-files.js';
+import { ship } from './ship.js';
+
+/**
+ * The shipper side of automatic shipping: `hookledger ship --background`, started detached by
+ * a hook after SessionEnd/Stop (auto-trigger.ts). At most one per ledger: it takes the
+ * ledger's shipper lock or leaves at once. It waits `debounceMs` (events of one burst then
+ * share one shipper), ships, and ships again while "ship again" was marked during a pass.
+ * Every start, pass and failure is one line in `<ledger>.ship.log`; the last attempt is in
+ * `<ledger>.ship.json` (`ship --status`).
+ */
+
+export interface AutoShipperOptions {
+  /** The local SQLite ledger. */
+  ledgerPath: string;
+  /** The centre's URL (from the environment: it may carry the password). */
+  url: string;
+  /** Wait before the first pass, ms, so that a burst of events is shipped by one pass. */
+  debounceMs: number;
+  /** While the centre cannot be reached, keep retrying this long per pass, ms. */
+  retryForMs: number;
+  /** How long to wait for the lock when something holds it for an instant, ms. Default 2000. */
+  lockWaitMs?: number;
+  /** Stops the shipper at the next batch boundary. */
+  signal?: AbortSignal;
+}
+
+export type AutoShipperResult = 'shipped' | 'failed' | 'busy';
+
+export async function runAutoShipper(options: AutoShipperOptions): Promise<AutoShipperResult> {
+  const ledgerPath = resolve(options.ledgerPath);
+  const files = autoShipFiles(ledgerPath);
+  const who = `shipper pid ${process.pid}`;
+  let lock = ShipperLock.tryAcquire(files.lock, options.lockWaitMs ?? 2000);
+  if (!lock) {
+    logShipLine(files, `${who}: another shipper holds ${files.lock}; it ships these records`);
+    return 'busy';
+  }
+  const to = displayUrl(options.url);
+  const status: AutoShipStatus = {
+    pid: process.pid,
+    state: 'running',
+    to,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    passes: 0,
+    invocations: 0,
+    links: 0,
+    shippedUpTo: null,
+    localHead: null,
+    error: null,
+  };
+  let ledger: Ledger | null = null;
+  try {
+    logShipLine(files, `${who}: started, shipping ${ledgerPath} to ${to}`);
+    writeShipStatus(files, status);
+    await sleep(options.debounceMs, options.signal);
+    ledger = openLedger({ path: ledgerPath });
+    for (;;) {
+      do {
+        if (options.signal?.aborted) throw new Error('stopped by a signal');
+        takeShipAgain(files);
+        await shipPass(ledger, options, files, status, who);
+      } while (shipAgainMarked(files));
+      lock.release();
+      lock = null;
+      // An event that found the lock still held marked "ship again" before it looked: take it over.
+      if (!shipAgainMarked(files)) break;
+      lock = ShipperLock.tryAcquire(files.lock, 0);
+      if (!lock) break; // a new shipper has it, and sees the mark
+    }
+    status.state = 'shipped';
+    logShipLine(files, `${who}: done after ${status.passes} pass${status.passes === 1 ? '' : 'es'}`);
+    return 'shipped';
+  } catch (error) {
+    status.state = 'failed';
+    status.error = describeThrown(error);
+    logShipLine(files, `${who}: failed: ${status.error}`);
+    return 'failed';
+  } finally {
+    status.endedAt = new Date().toISOString();
+    try {
+      writeShipStatus(files, status);
+    } finally {
+      ledger?.close();
+      lock?.release();
+    }
+  }
+}
+
+/** One `ship` run to the end of the ledger; its counts go into the status and one log line. */
+async function shipPass(ledger: Ledger, options: AutoShipperOptions, files: AutoShipFiles, status: AutoShipStatus, who: string) {
+  let waiting = false;
+  const report = await ship({
+    ledger,
+    url: options.url,
+    retryForMs: options.retryForMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+    // The first wait of a pass is logged; the give-up (or the success) closes it in one line.
+    notice: (line) => {
+      if (waiting) return;
+      waiting = true;
+      logShipLine(files, `${who}: ${line}`);
+    },
+  });
+  status.passes++;
+  status.invocations += report.shipped.invocations;
+  status.links += report.shipped.links;
+  status.shippedUpTo = report.head.seq;
+  status.localHead = report.localHead;
+  writeShipStatus(files, status);
+  logShipLine(
+    files,
+    `${who}: pass ${status.passes}: shipped ${report.shipped.invocations} invocations (${report.shipped.links} links) to ${report.to} as source ${report.source}; up to link ${report.head.seq} of ${report.localHead}`,
+  );
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

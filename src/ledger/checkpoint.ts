@@ -6,22 +6,28 @@ import { Worker } from 'node:worker_threads';
  * WAL checkpoints off the decision path.
  *
  * SQLite's automatic checkpoint runs inside the commit that pushes the WAL past 1,000 pages:
- * about one decision in 120 paid for copying the WAL into the database and two fsyncs (the
- * p99 of `npm run bench` and of `serve`). A process that keeps writing (serve, a library
- * runner, the benchmarks) instead checkpoints from a worker thread with its own connection,
- * and its deciding connection's automatic checkpoint is turned off (to a backstop, below):
+ * with this schema's indexes an invocation's two commits append 25-30 WAL frames, so about one
+ * decision in 35 paid for copying the WAL into the database and two fsyncs. A process that
+ * keeps writing (serve, a library runner, the benchmarks) instead checkpoints from a worker
+ * thread with its own connection, and its deciding connection's automatic checkpoint is turned
+ * off (to a backstop, below):
  *
  * - every round (CHECKPOINT_INTERVAL_MS, when something was committed) a PASSIVE checkpoint
  *   copies the WAL into the database without taking the write lock: decisions go on
- *   committing meanwhile. Under sustained writes it never quite catches up (new frames
- *   arrive while it copies), and SQLite only rewinds a WAL that is wholly copied;
- * - so once the WAL holds RESTART_PAGES, the worker follows with a FULL checkpoint: it takes
- *   the write lock for the little the PASSIVE one left, and the next commit starts the WAL
- *   from its beginning. A decision that arrives then waits for that short copy, about
- *   one in 500 at the benchmark's 8 pages per invocation: below the 99th percentile.
+ *   committing meanwhile. Under sustained writes it never quite catches up (new frames arrive
+ *   while it copies), and SQLite only rewinds a WAL that is wholly copied;
+ * - so once the WAL holds RESTART_PAGES, the worker runs a second PASSIVE (the frames written
+ *   during the first) and then a FULL checkpoint, which needs the write lock for the little
+ *   left and its two fsyncs; the next commit then starts the WAL from its beginning. The
+ *   deciding thread is told (a shared flag) and waits on that flag, waking the moment the FULL
+ *   is done, instead of polling the lock in SQLite's busy handler, which sleeps 1, 2, 5, 10 ms
+ *   and turned a 2 ms checkpoint into a 20 ms decision (traced: `strace -f -e clock_nanosleep`).
+ *   One decision per RESTART_PAGES of WAL waits: at 25-30 frames per invocation, about one in
+ *   600, far below the 99th percentile.
  *
- * If the worker cannot run (it failed to start, it is starved), SQLite's own checkpoint on the
- * deciding connection at BACKSTOP_PAGES still bounds the WAL.
+ * If the worker cannot run (it failed to start, it is starved, a long reader in another process
+ * keeps its FULL from finishing), SQLite's own checkpoint on the deciding connection at
+ * BACKSTOP_PAGES still bounds the WAL.
  *
  * A process that writes a handful of records (`hookledger claude`, `run`: one event each)
  * never starts the worker; it keeps SQLite's default, and its close checkpoints when it is
@@ -32,10 +38,23 @@ import { Worker } from 'node:worker_threads';
 export const BACKGROUND_AFTER_COMMITS = 64;
 /** How often the worker looks for new commits, ms (about 100 invocations at serve's 1-client rate). */
 export const CHECKPOINT_INTERVAL_MS = 100;
-/** WAL pages after which the worker copies all of it under the write lock, so that it rewinds: 4,096 pages, 16 MiB at 4 KiB pages. */
-export const RESTART_PAGES = 4_096;
+/**
+ * WAL pages after which the worker rewinds the WAL (FULL checkpoint, one decision waits for it):
+ * 16,384 pages, 64 MiB at 4 KiB pages. Fewer would keep the file smaller and put the wait in more
+ * decisions (4,096: one in 140, inside the 99th percentile).
+ */
+export const RESTART_PAGES = 16_384;
 /** The deciding connection's automatic checkpoint while the worker runs: only a stalled worker lets the WAL reach it. */
-export const BACKSTOP_PAGES = 16_384;
+export const BACKSTOP_PAGES = 2 * RESTART_PAGES;
+/**
+ * How long the worker tries to take the write lock for its FULL checkpoint, ms. The deciding
+ * thread finishes a transaction in well under a millisecond and then waits for the worker;
+ * anything longer is another process (a writer, a reader of an older snapshot), and the
+ * deciding thread must not be held for it: the worker gives up and tries again later.
+ */
+export const RESTART_LOCK_WAIT_MS = 5;
+/** The longest the deciding thread waits for the worker's FULL checkpoint, ms, before it goes on (SQLite's busy timeout then applies). */
+const HOLD_WAIT_MS = 200;
 
 // Slots of the shared Int32Array.
 const COMMITS = 0;
@@ -43,7 +62,10 @@ const STOP = 1;
 const CLOSED = 2;
 const CHECKPOINTS = 3;
 const OPENED = 4;
-const SLOTS = 5;
+/** 1 while the worker runs a FULL checkpoint: the deciding thread waits before its next transaction. */
+const HOLD = 5;
+const RESTARTS = 6;
+const SLOTS = 7;
 
 /** How long close() waits for the worker to let go of its connection, ms. */
 const CLOSE_WAIT_MS = 5_000;
@@ -53,16 +75,15 @@ const CLOSE_WAIT_MS = 5_000;
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const state = new Int32Array(workerData.shared);
+const stopped = () => Atomics.load(state, ${STOP}) !== 0;
 let db;
 try {
-  if (Atomics.load(state, ${STOP}) === 0) {
+  if (!stopped()) {
     const Database = require(workerData.driver);
     db = new Database(workerData.path);
     Atomics.store(state, ${OPENED}, 1);
-    // How long FULL waits for the write lock (a decision's transaction ends in well under a
-    // millisecond) and for a reader of an older snapshot; holding the write lock while it waits
-    // for a long report would stall decisions, so it gives up soon and tries next round.
-    db.pragma('busy_timeout = 50');
+    // No busy handler: PASSIVE never waits, and the FULL below retries the lock itself, briefly.
+    db.pragma('busy_timeout = 0');
     const checkpoint = (mode) => {
       try {
         return db.pragma('wal_checkpoint(' + mode + ')')[0];
@@ -70,17 +91,50 @@ try {
         return undefined; // Busy (another checkpoint): the next round tries again.
       }
     };
+    // The FULL checkpoint that lets the WAL rewind, with the deciding thread told to wait (HOLD).
+    let skipRounds = 0;
+    let failures = 0;
+    const restart = () => {
+      Atomics.store(state, ${HOLD}, 1);
+      try {
+        const deadline = Date.now() + workerData.lockWaitMs;
+        for (;;) {
+          const result = checkpoint('FULL');
+          if (result !== undefined && result.busy === 0) {
+            Atomics.add(state, ${RESTARTS}, 1);
+            failures = 0;
+            return;
+          }
+          if (Date.now() >= deadline || stopped()) break;
+          Atomics.wait(state, ${STOP}, 0, 0.05);
+        }
+        // Someone else holds the lock or an old snapshot: back off (1, 2, 4 … 64 rounds) rather than hold decisions every round.
+        failures = Math.min(failures + 1, 6);
+        skipRounds = 2 ** (failures - 1);
+      } finally {
+        Atomics.store(state, ${HOLD}, 0);
+        Atomics.notify(state, ${HOLD});
+      }
+    };
     let seen = 0;
-    while (Atomics.wait(state, ${STOP}, 0, workerData.intervalMs) !== 'not-equal' && Atomics.load(state, ${STOP}) === 0) {
+    while (Atomics.wait(state, ${STOP}, 0, workerData.intervalMs) !== 'not-equal' && !stopped()) {
       const commits = Atomics.load(state, ${COMMITS});
       if (commits === seen) continue;
       seen = commits;
       const passive = checkpoint('PASSIVE');
-      if (passive !== undefined && passive.log >= workerData.restartPages) checkpoint('FULL');
+      if (passive !== undefined && passive.log >= workerData.restartPages) {
+        if (skipRounds > 0) skipRounds -= 1;
+        else {
+          checkpoint('PASSIVE');
+          restart();
+        }
+      }
       Atomics.add(state, ${CHECKPOINTS}, 1);
     }
   }
 } finally {
+  Atomics.store(state, ${HOLD}, 0);
+  Atomics.notify(state, ${HOLD});
   try { db?.close(); } catch {}
   Atomics.store(state, ${CLOSED}, 1);
   Atomics.notify(state, ${CLOSED});
@@ -114,9 +168,23 @@ export class Checkpointer {
     if (this.commits === BACKGROUND_AFTER_COMMITS && !this.stopped) this.start();
   }
 
-  /** Checkpoints the worker completed (for tests and benchmarks). */
+  /**
+   * Call before each write transaction of the deciding connection: while the worker's FULL
+   * checkpoint holds the write lock, waits for it on the shared flag (woken the moment it is
+   * done) rather than in SQLite's busy handler. Otherwise one shared-memory load.
+   */
+  beforeWrite(): void {
+    if (this.worker !== null && Atomics.load(this.state, HOLD) === 1) Atomics.wait(this.state, HOLD, 1, HOLD_WAIT_MS);
+  }
+
+  /** Checkpoint rounds the worker completed (for tests and benchmarks). */
   get backgroundCheckpoints(): number {
     return Atomics.load(this.state, CHECKPOINTS);
+  }
+
+  /** FULL checkpoints the worker completed, after each of which the WAL rewinds (for tests and benchmarks). */
+  get restarts(): number {
+    return Atomics.load(this.state, RESTARTS);
   }
 
   /** Whether checkpoints have moved off this connection. */
@@ -156,6 +224,7 @@ export class Checkpointer {
         path: this.path,
         intervalMs: CHECKPOINT_INTERVAL_MS,
         restartPages: RESTART_PAGES,
+        lockWaitMs: RESTART_LOCK_WAIT_MS,
       },
       // The checkpointer needs little; keep the worker's heap small.
       resourceLimits: { maxOldGenerationSizeMb: 16 },

@@ -52,11 +52,13 @@ export class GroupCommit {
 
   /**
    * @param onCommit called once after each committed batch (checkpoint and rollup bookkeeping).
+   * @param beforeCommit called before each batch transaction begins (waits out a background checkpoint).
    */
   constructor(
     sqlite: Database.Database,
     private readonly path: string,
     private readonly onCommit: () => void,
+    beforeCommit: () => void = () => {},
   ) {
     const batchTransaction = sqlite.transaction((batch: QueuedWrite[]) => {
       const values: unknown[] = new Array(batch.length);
@@ -70,7 +72,10 @@ export class GroupCommit {
       return values;
     });
     // IMMEDIATE: the write lock at BEGIN, so a busy ledger waits under busy_timeout (write.ts says why).
-    this.commitBatch = (batch) => batchTransaction.immediate(batch);
+    this.commitBatch = (batch) => {
+      beforeCommit();
+      return batchTransaction.immediate(batch);
+    };
   }
 
   /** Writes in this turn's transaction; settles once it is committed. `after` runs on success, before the promise settles. */
@@ -158,7 +163,12 @@ export class GroupCommitWriter implements InvocationRecorder {
     path: string,
     private readonly grouping?: () => boolean,
   ) {
-    this.group = new GroupCommit(sqlite, path, () => writer.committed());
+    this.group = new GroupCommit(
+      sqlite,
+      path,
+      () => writer.committed(),
+      () => writer.beforeWrite(),
+    );
   }
 
   /** Whether this write waits for company: always without `grouping`; with it, while it says so or others wait. */

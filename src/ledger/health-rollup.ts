@@ -214,17 +214,40 @@ type LiveRow = [
   durationUs: number | null,
 ];
 
+/** A condition over the invocations (`i`) a live aggregation keeps, e.g. one host's (hooks --host/--source), with its parameters. */
+export interface LiveSelection {
+  condition: string;
+  params: (string | number)[];
+}
+
+/** Per-hook totals of a live aggregation's hours (`hookId`: that hook only). */
+export function totalsOfHours(hours: Map<number, Map<string, HealthAcc>>, hookId?: string): Map<string, HealthTotals> {
+  const totals = new Map<string, HealthTotals>();
+  for (const byHook of hours.values())
+    for (const [hook, a] of byHook) {
+      if (hookId !== undefined && hook !== hookId) continue;
+      let t = totals.get(hook);
+      if (!t) totals.set(hook, (t = emptyTotals()));
+      mergeCounters(t, a);
+      if (a.hist.size === 0) continue;
+      const hist = histogramOf(t);
+      for (const [b, n] of a.hist) hist[b] = hist[b]! + n;
+    }
+  return totals;
+}
+
 /**
  * Aggregates [from, to) live, per hour and hook: the outcomes of the invocations that started
  * in [from - LOOKBACK_MS, to), read through `invocations_started_at` and `outcomes_invocation`.
- * The counters are the ones `hookHealth`'s exact path computes with SQL.
+ * The counters are the ones `hookHealth`'s exact path computes with SQL. `only` narrows the
+ * invocations (a report on one machine's records; not used for the stored rollup).
  */
-export function aggregateLive(ledger: Ledger, from: number, to: number): Map<number, Map<string, HealthAcc>> {
-  const rows = prepared<[number, number], LiveRow>(
+export function aggregateLive(ledger: Ledger, from: number, to: number, only?: LiveSelection): Map<number, Map<string, HealthAcc>> {
+  const rows = prepared<(string | number)[], LiveRow>(
     ledger,
     `SELECT i.started_at, o.hook_id, o.started_at, o.status, o.decision, o.failure_reason, o.decisive, o.duration_us
      FROM invocations i INDEXED BY invocations_started_at JOIN outcomes o INDEXED BY outcomes_invocation ON o.invocation_id = i.id
-     WHERE i.started_at >= ? AND i.started_at < ?`,
+     WHERE i.started_at >= ? AND i.started_at < ?${only ? ` AND ${only.condition}` : ''}`,
   ).raw();
   const hours = new Map<number, Map<string, HealthAcc>>();
   const acc = (hour: number, hookId: string): HealthAcc => {
@@ -234,7 +257,11 @@ export function aggregateLive(ledger: Ledger, from: number, to: number): Map<num
     if (!a) byHook.set(hookId, (a = emptyAcc()));
     return a;
   };
-  for (const [invAt, hookId, at, status, decision, failureReason, decisive, durationUs] of rows.iterate(from - LOOKBACK_MS, to)) {
+  for (const [invAt, hookId, at, status, decision, failureReason, decisive, durationUs] of rows.iterate(
+    from - LOOKBACK_MS,
+    to,
+    ...(only?.params ?? []),
+  )) {
     if (status === 'skipped' && invAt >= from) acc(floorHour(invAt), hookId).skips++;
     if (at === null || at < from || at >= to) continue;
     const a = acc(floorHour(at), hookId);

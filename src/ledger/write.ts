@@ -190,12 +190,14 @@ export class LedgerWriter {
       if (this.chained) this.appender.append('background', id, [outcomeEntry(this.selectOutcomeRow.get(id)!, false)]);
     });
     this.commitBackground = (id, params) => {
+      this.checkpointer.beforeWrite();
       background.immediate(id, params);
       this.checkpointer.committed();
     };
     // IMMEDIATE takes the write lock up front, so a busy ledger waits at BEGIN (under busy_timeout)
     // instead of failing with SQLITE_BUSY when a read lock cannot be upgraded.
     this.commitFinal = (prepared) => {
+      this.checkpointer.beforeWrite();
       const pendingIds = commit.immediate(prepared);
       this.committed();
       return pendingIds;
@@ -231,6 +233,7 @@ export class LedgerWriter {
   /** Writes the invocation as `running` before any hook runs; returns its id. */
   begin(hookSetId: number, invocation: Invocation, startedAt: number): number {
     const prepared = this.prepareBegin(hookSetId, invocation, startedAt);
+    this.beforeWrite();
     const id = this.guard('record the invocation', () => this.writeBegin(prepared));
     this.opened(id, prepared);
     return id;
@@ -325,6 +328,11 @@ export class LedgerWriter {
   /** @internal finish failed: the invocation is no longer open. */
   forget(id: number): void {
     this.open.delete(id);
+  }
+
+  /** @internal before each write transaction: waits out a background checkpoint that holds the write lock (checkpoint.ts). */
+  beforeWrite(): void {
+    this.checkpointer.beforeWrite();
   }
 
   /** @internal after each commit of final states: checkpoint and rollup bookkeeping. */

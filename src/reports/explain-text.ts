@@ -24,6 +24,7 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
   if (inv.agent !== null) lines.push(`  agent     ${inv.agent}${inv.eventName ? `  event ${inv.eventName}` : ''}`);
   if (inv.toolUseId) lines.push(`  tool use  ${inv.toolUseId}`);
   lines.push(`  at        ${formatTime(inv.startedAt)}  took ${formatDuration(inv.durationUs)}`);
+  if (e.origin) lines.push(`  origin    ${originLine(e.origin)}`);
   lines.push('');
   if (e.outcomes.length === 0) {
     lines.push(inv.status === 'interrupted' ? '  no hook outcomes were committed' : '  no hooks matched');
@@ -59,6 +60,13 @@ export function renderExplanation(e: Explanation, paint: Paint): string {
   if (e.related.length > 0)
     lines.push(`  related   ${e.related.map((r) => `${r.id} (${r.point}${r.decision ? `, ${r.decision}` : ''})`).join(', ')}`);
   return lines.join('\n');
+}
+
+/** Where a central ledger's record came from; the host and ids are data from the machines, so folded onto the line. */
+function originLine(origin: NonNullable<Explanation['origin']>): string {
+  return origin.kind === 'shipped'
+    ? `shipped from source ${oneLine(origin.source)} (host ${oneLine(origin.host)}), invocation ${origin.sourceRef} there`
+    : `written directly by writer ${oneLine(origin.writer ?? '-')} (host ${oneLine(origin.host)})`;
 }
 
 /** What the last column of the outcome table says: why it failed, why it was skipped, or its message. */

@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
-import { BACKGROUND_AFTER_COMMITS, BACKSTOP_PAGES, checkpointerFor } from '../../src/ledger/checkpoint.js';
+import { BACKGROUND_AFTER_COMMITS, BACKSTOP_PAGES, checkpointerFor, RESTART_PAGES } from '../../src/ledger/checkpoint.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createRunner } from '../../src/runner/runner.js';
@@ -56,11 +56,11 @@ describe('WAL checkpoints off the decision path', () => {
     const ledger = SqliteLedger.open({ path });
     const runner = createRunner({ hookSet, ledger });
     const pageSize = ledger.sqlite.pragma('page_size', { simple: true }) as number;
-    // Each invocation writes several pages (the 40 KB input is stored twice), so 2,500 of them
+    // Each invocation writes several pages (the 40 KB input is stored twice), so 4,000 of them
     // push the WAL through the backstop several times over.
     let maxWal = 0;
     let written = 0;
-    for (let n = 0; n < 2_500; n++) {
+    for (let n = 0; n < 4_000; n++) {
       await runner.run(invocation(n));
       written += 1;
       if (n % 25 === 0) maxWal = Math.max(maxWal, walSize(path));
@@ -74,10 +74,48 @@ describe('WAL checkpoints off the decision path', () => {
     // restarts only at the first commit after one completes. Seen up to ~1.2x the backstop on a
     // loaded 2-core machine; twice the backstop (each frame is a page and a 24-byte header) is the line.
     expect(maxWal).toBeLessThanOrEqual(2 * BACKSTOP_PAGES * (pageSize + 24) + 32);
-    expect(checkpointerFor(ledger.sqlite, ledger.path).backgroundCheckpoints).toBeGreaterThan(0);
+    const checkpointer = checkpointerFor(ledger.sqlite, ledger.path);
+    expect(checkpointer.backgroundCheckpoints).toBeGreaterThan(0);
+    // The worker's FULL checkpoints rewound the WAL (the backstop on the deciding connection is only for a stalled worker).
+    expect(checkpointer.restarts).toBeGreaterThan(0);
     await runner.close();
     ledger.close();
-    expect(written).toBe(2_500);
+    expect(written).toBe(4_000);
+  }, 180_000);
+
+  it('a reader holding an old snapshot stops no decision: the worker backs off, and rewinds the WAL once it is gone', async () => {
+    const path = join(tempDir(), 'ledger.db');
+    const ledger = SqliteLedger.open({ path });
+    const runner = createRunner({ hookSet, ledger });
+    const checkpointer = checkpointerFor(ledger.sqlite, ledger.path);
+    let n = 0;
+    while (!checkpointer.inBackground) await runner.run(invocation(n++));
+    // A report in another connection, reading one snapshot for as long as it likes.
+    const reader = SqliteLedger.open({ path, readonly: true });
+    reader.sqlite.exec('BEGIN');
+    const seen = reader.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
+    const restartsBefore = checkpointer.restarts;
+    const pageSize = ledger.sqlite.pragma('page_size', { simple: true }) as number;
+    // Well past the point where the worker wants to rewind (each invocation stores its 40 KB input twice).
+    const target = n + Math.ceil((RESTART_PAGES * 1.5 * pageSize) / 80_000);
+    while (n < target) {
+      const report = await runner.run(invocation(n++));
+      expect(report.decision).toBe('allow');
+    }
+    // The snapshot could not be copied over, so no FULL checkpoint completed; the reader still sees its snapshot.
+    expect(checkpointer.restarts).toBe(restartsBefore);
+    expect(reader.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get()).toBe(seen);
+    reader.sqlite.exec('COMMIT');
+    reader.close();
+    // Once the reader is gone (after the worker's back-off, at most 32 rounds), the WAL is rewound again.
+    const deadline = Date.now() + 60_000;
+    while (checkpointer.restarts === restartsBefore && Date.now() < deadline) {
+      await runner.run(invocation(n++));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(checkpointer.restarts).toBeGreaterThan(restartsBefore);
+    await runner.close();
+    ledger.close();
   }, 180_000);
 
   it('a writer killed while the worker checkpoints loses no acknowledged decision', async () => {
@@ -96,6 +134,7 @@ describe('WAL checkpoints off the decision path', () => {
       child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
       let buffer = '';
       let checkpointed = false;
+      let rewound = false;
       let idsAfter = 0;
       child.stdout.on('data', (c: Buffer) => {
         buffer += c.toString();
@@ -103,15 +142,17 @@ describe('WAL checkpoints off the decision path', () => {
         buffer = lines.pop()!;
         for (const line of lines) {
           if (line === 'checkpointed') checkpointed = true;
+          else if (line === 'rewound') rewound = true;
           else if (/^\d+$/.test(line)) {
             acknowledged.push(Number(line));
-            if (checkpointed) idsAfter += 1;
+            // The last round is killed after the WAL has been rewound (a FULL checkpoint, then commits from the WAL's start).
+            if (checkpointed && (round < 2 || rewound)) idsAfter += 1;
           }
         }
       });
       const exited = new Promise((resolve) => child.once('close', resolve));
       // Killed some way into writing after the worker has checkpointed (a different point each round).
-      await waitFor(() => idsAfter >= 50 + round * 37 || child.exitCode !== null, 60_000);
+      await waitFor(() => idsAfter >= 50 + round * 37 || child.exitCode !== null, 120_000);
       child.kill('SIGKILL');
       await exited;
       expect(child.signalCode, stderr).toBe('SIGKILL');

@@ -62,6 +62,7 @@ describe('the CLI on a PostgreSQL ledger (--db postgres://… and HOOKLEDGER_DB)
     const explainSqlite = await runCli(['explain', 'toolu_42', '--json', '--db', sqlite]);
     expect(normalise(JSON.parse(explainPg.stdout))).toEqual(normalise(JSON.parse(explainSqlite.stdout)));
     expect(JSON.parse(explainPg.stdout).outcomes).toEqual(report.outcomes);
+    expect(JSON.parse(explainPg.stdout).origin).toMatchObject({ kind: 'direct' });
 
     // claude through the CLI and through the built single-file bundle (it loads dist/ledger/postgres/engine.js).
     const claude = await runCli(['claude', '--config', join(dir, 'hooks.ts'), '--db', pgUrl], {
@@ -157,7 +158,8 @@ describe('the CLI on a PostgreSQL ledger (--db postgres://… and HOOKLEDGER_DB)
 });
 
 /** What differs between two engines for the same decision: ids, times, durations and where the ledger is. */
-function normalise(explanation: Record<string, unknown>): unknown {
+function normalise({ origin: _origin, ...explanation }: Record<string, unknown>): unknown {
+  // `origin` (who wrote a central record) is PostgreSQL's own; checked on its own.
   return JSON.parse(
     JSON.stringify(explanation, (key, value: unknown) =>
       /^(id|invocationId|startedAt|finishedAt|durationUs|durationMs|pid|host|at)$/.test(key) ? 0 : value,

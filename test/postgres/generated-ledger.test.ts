@@ -36,7 +36,8 @@ function generate(args: string[]): Promise<{ code: number | null; stdout: string
  * transform and tsx's differ in).
  */
 function comparable(value: unknown): unknown {
-  return JSON.parse(JSON.stringify(value), (key, v: unknown) => (/At$|^pid$|^host$|^fingerprint$/.test(key) ? undefined : v));
+  // `origin` is the central ledger's own (explain: who wrote the record); SQLite has none.
+  return JSON.parse(JSON.stringify(value), (key, v: unknown) => (/At$|^pid$|^host$|^fingerprint$|^origin$/.test(key) ? undefined : v));
 }
 
 const stores: PostgresStore[] = [];

@@ -128,8 +128,10 @@ describe('parity: the same scenario on SQLite and PostgreSQL gives the same JSON
     const pool = store.connection.pool;
     for (const ref of [...reports.map((r) => r.invocationId), 'toolu_2', 'toolu_1', '3']) {
       const onSqlite = JSON.parse(JSON.stringify(explain(ledger, ref)));
-      const onPostgres = JSON.parse(JSON.stringify(await explainPostgres(pool, store.connection.displayUrl, ref)));
+      const { origin, ...onPostgres } = JSON.parse(JSON.stringify(await explainPostgres(pool, store.connection.displayUrl, ref)));
       expect(onPostgres, `explain ${ref}`).toEqual(onSqlite);
+      // Where the record came from is the central ledger's own: written directly, by this writer.
+      expect(origin, `explain ${ref}`).toMatchObject({ kind: 'direct', writer: 'parity' });
     }
     // Spot checks that the scenario exercises what it claims.
     const denied = await explainPostgres(pool, store.connection.displayUrl, 'toolu_1');
@@ -360,7 +362,10 @@ describe('parity through the CLI: one varied scenario on SQLite and PostgreSQL g
         expect(onPostgres.stderr.replace(/postgres:\/\/\S+/, 'LEDGER'), query.join(' ')).toBe(onSqlite.stderr.replace(path, 'LEDGER'));
         continue;
       }
-      expect(JSON.parse(onPostgres.stdout), query.join(' ')).toEqual(JSON.parse(onSqlite.stdout));
+      // explain's `origin` (who wrote a central record) is PostgreSQL's own; SQLite has none.
+      const { origin, ...answer } = JSON.parse(onPostgres.stdout) as Record<string, unknown>;
+      if (query[0] === 'explain') expect(origin, query.join(' ')).toMatchObject({ kind: 'direct', writer: 'parity' });
+      expect(answer, query.join(' ')).toEqual(JSON.parse(onSqlite.stdout));
     }
 
     // Paging through every page with the cursor, on both: the same pages, the same cursors.

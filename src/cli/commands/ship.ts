@@ -4,12 +4,14 @@ import { resolveLedgerPath } from '../../ledger/paths.js';
 import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
 import { shipInBackground, shipStatus } from '../ship-auto.js';
-import { boolFlag, ledgerOptions, stringFlag, type Command } from '../command.js';
-import { writeJson, writeReport } from '../io.js';
+import { boolFlag, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
+import { sourceIdOf } from '../../ledger/ship-source.js';
+import { writeJson, writeReport, type CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'copy this ledger’s committed records into a central PostgreSQL ledger, exactly once',
   usage: `ship --to postgres://USER@HOST/DB [--db PATH] [--json] [--follow] [--batch N] [--retry-for SECONDS]
+       ship --source-id [--db PATH] [--json]
        ship --status [--db PATH] [--json]
 
   Copies every committed record not shipped yet (invocations with their outcomes, background
@@ -25,6 +27,8 @@ export const command: Command = {
   --batch N            links per transaction (default 2000)
   --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
                        exit 3 (default 120; in --follow mode for ever)
+  --source-id          print this ledger's source id (created if new) and exit, connecting to
+                       nothing: what the centre's owner pins this machine's role to (docs/ship.md)
   --json               the counts as JSON
   --status             automatic shipping (install-claude --ship): whether a shipper is running,
                        the last attempt and its result, where the log is
@@ -38,10 +42,12 @@ export const command: Command = {
     follow: { type: 'boolean' },
     batch: { type: 'string' },
     'retry-for': { type: 'string' },
+    'source-id': { type: 'boolean' },
     status: { type: 'boolean' },
     background: { type: 'boolean' },
   },
   async run(args, io) {
+    if (boolFlag(args, 'source-id')) return printSourceId(args, io);
     if (boolFlag(args, 'status')) return shipStatus(resolveLedgerPath(stringFlag(args, 'db'), io.env).path, io, boolFlag(args, 'json'));
     const url = stringFlag(args, 'to') ?? io.env.HOOKLEDGER_SHIP_TO;
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
@@ -103,6 +109,21 @@ export const command: Command = {
     }
   },
 };
+
+/** `ship --source-id`: the id a role's row-level security is pinned to before the machine's first ship (docs/ship.md, Security). */
+function printSourceId(args: CommandArgs, io: CliIo): number {
+  const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
+  if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
+  const ledger = openLedger({ path, createDirectory: isDefault });
+  try {
+    const source = sourceIdOf(ledger);
+    if (boolFlag(args, 'json')) writeJson(io, { source });
+    else io.stdout.write(`${source}\n`);
+    return 0;
+  } finally {
+    ledger.close();
+  }
+}
 
 function positiveInt(args: Parameters<Command['run']>[0], name: string): number | undefined {
   const text = stringFlag(args, name);

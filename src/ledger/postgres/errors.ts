@@ -34,7 +34,10 @@ export function describePgError(error: unknown): string {
     case '25006':
       return `the database is read-only for this connection: ${oneLine(e?.message)}`;
     case '42501':
-      return `permission denied: ${oneLine(e?.message)} (a read-only role cannot write the ledger)`;
+      // Row-level security (a machine's ship role, docs/ship.md) refuses rows of another source with the same code.
+      return /row-level security/.test(e?.message ?? '')
+        ? `permission denied: ${oneLine(e?.message)} (this role may write only its own source's records: docs/ship.md, Security)`
+        : `permission denied: ${oneLine(e?.message)} (a read-only role cannot write the ledger)`;
     case '53300':
       return `too many connections: ${oneLine(e?.message)}`;
   }

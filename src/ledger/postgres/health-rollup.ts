@@ -15,6 +15,7 @@ import {
   SETTLE_MS,
   type HealthAcc,
   type HealthTotals,
+  type LiveSelection,
   type RollupStats,
 } from '../health-rollup.js';
 import { HEALTH_COUNTERS } from '../queries/health.js';
@@ -53,17 +54,27 @@ const BUCKET_FLOORS = Array.from({ length: BUCKET_COUNT - 2 }, (_, b) => bucketR
 /** @internal for the test that checks `width_bucket` against `bucketOf` */
 export const BUCKET_FLOORS_FOR_TEST: readonly number[] = BUCKET_FLOORS;
 
-const RUN_GROUPS = `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} AS hour, hook_id, width_bucket(duration_us, $3::bigint[]) AS bucket,
+const runGroups = (
+  only = '',
+) => `SELECT started_at / ${HOUR_MS} * ${HOUR_MS} AS hour, hook_id, width_bucket(duration_us, $3::bigint[]) AS bucket,
     count(*) AS runs, ${HEALTH_COUNTERS.map(([name, condition]) => `count(*) FILTER (WHERE ${condition}) AS ${name}`).join(', ')},
     count(duration_us) AS timed, max(duration_us) AS max_us
   FROM (SELECT o.hook_id, o.started_at, o.duration_us, o.status, o.decision, o.failure_reason, o.decisive
     FROM invocations i JOIN outcomes o ON o.invocation_id = i.id
-    WHERE i.started_at >= $1::bigint - ${LOOKBACK_MS} AND i.started_at < $2 AND o.started_at >= $1 AND o.started_at < $2) o
+    WHERE i.started_at >= $1::bigint - ${LOOKBACK_MS} AND i.started_at < $2 AND o.started_at >= $1 AND o.started_at < $2${only}) o
   GROUP BY 1, 2, 3`;
-const SKIP_GROUPS = `SELECT i.started_at / ${HOUR_MS} * ${HOUR_MS} AS hour, o.hook_id, count(*) AS skips
+const RUN_GROUPS = runGroups();
+const skipGroups = (only = '') => `SELECT i.started_at / ${HOUR_MS} * ${HOUR_MS} AS hour, o.hook_id, count(*) AS skips
   FROM invocations i JOIN outcomes o ON o.invocation_id = i.id
-  WHERE o.status = 'skipped' AND i.started_at >= $1 AND i.started_at < $2
+  WHERE o.status = 'skipped' AND i.started_at >= $1 AND i.started_at < $2${only}
   GROUP BY 1, 2`;
+const SKIP_GROUPS = skipGroups();
+
+/** ` AND condition`, its `?` numbered from `$first` on (after the statement's own parameters). */
+export function andCondition(only: LiveSelection | undefined, first: number): string {
+  let n = first;
+  return only ? ` AND ${only.condition.replace(/\?/g, () => `$${n++}`)}` : '';
+}
 
 type RunGroup = Record<(typeof HEALTH_COUNTERS)[number][0], number> & {
   hour: number;
@@ -78,13 +89,24 @@ type RunGroup = Record<(typeof HEALTH_COUNTERS)[number][0], number> & {
  * Aggregates [from, to) live, per hour and hook (the counters `aggregateLive` computes on
  * SQLite, from the same rows: outcomes of the invocations that started in [from - LOOKBACK_MS, to)).
  */
-export async function aggregateLivePostgres(db: pg.ClientBase, from: number, to: number): Promise<Map<number, Map<string, HealthAcc>>> {
+export async function aggregateLivePostgres(
+  db: pg.ClientBase | pg.Pool,
+  from: number,
+  to: number,
+  only?: LiveSelection,
+): Promise<Map<number, Map<string, HealthAcc>>> {
+  // A selection (one machine's records) is a one-off statement: only the whole-ledger ones are named (prepared once per connection).
+  const params = only?.params ?? [];
   const [runs, skips] = [
-    await db.query<RunGroup>({ name: 'hl_health_run_groups', text: RUN_GROUPS, values: [from, to, BUCKET_FLOORS] }),
+    await db.query<RunGroup>({
+      ...(only ? {} : { name: 'hl_health_run_groups' }),
+      text: only ? runGroups(andCondition(only, 4)) : RUN_GROUPS,
+      values: [from, to, BUCKET_FLOORS, ...params],
+    }),
     await db.query<{ hour: number; hook_id: string; skips: number }>({
-      name: 'hl_health_skip_groups',
-      text: SKIP_GROUPS,
-      values: [from, to],
+      ...(only ? {} : { name: 'hl_health_skip_groups' }),
+      text: only ? skipGroups(andCondition(only, 3)) : SKIP_GROUPS,
+      values: [from, to, ...params],
     }),
   ];
   const hours = new Map<number, Map<string, HealthAcc>>();

@@ -162,6 +162,9 @@ export const invocations = derive(sqlite.invocations, {
     // at 1M invocations instead of reading the page's 51 rows (scripts/bench-postgres.ts).
     invocations_deny_reason: { columns: ['reason_code', 'id'], where: sql`decision = 'deny'` },
     invocations_source_ref: { columns: ['writer_id', 'source_ref'], where: sql`source_ref IS NOT NULL`, unique: true },
+    // Reports by source (`--source`, docs/ship.md): one source's rows newest first, instead of walking every
+    // source's and filtering (a denials page of 1 source in 50 at 200k invocations: 283 buffers instead of 2,714).
+    invocations_writer: { columns: ['writer_id', 'id'] },
   },
 });
 

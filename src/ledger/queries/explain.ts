@@ -31,7 +31,20 @@ export interface Explanation {
   raw: unknown;
   /** Other invocations with the same tool_use_id (e.g. the PostToolUse of a PreToolUse). */
   related: { id: number; point: string; decision: string | null }[];
+  /**
+   * Where the record came from, on a central (PostgreSQL) ledger only: a SQLite ledger is one
+   * machine's own record, so it has no such field (docs/ship.md).
+   */
+  origin?: ExplanationOrigin;
 }
+
+/**
+ * Where a record on a central ledger came from: shipped from a machine's SQLite ledger (its
+ * source id, host and the invocation's id in that ledger), or written directly by a PostgreSQL
+ * writer (`run`, `claude`, `serve` with a `postgres://` ledger).
+ */
+export type ExplanationOrigin =
+  { kind: 'shipped'; source: string; host: string; sourceRef: number } | { kind: 'direct'; writer: string | null; host: string };
 
 /**
  * Explains one invocation, by ledger id or by tool_use_id. A tool_use_id is shared by a

@@ -1,7 +1,18 @@
 import { InputError } from '../../domain/errors.js';
 import type { Ledger } from '../open.js';
 import { prepared } from '../statements.js';
-import { bucketRange, bucketValue, hasRollups, rollupTotals, type HealthTotals } from '../health-rollup.js';
+import {
+  aggregateLive,
+  bucketRange,
+  bucketValue,
+  hasRollups,
+  LOOKBACK_MS,
+  rollupTotals,
+  totalsOfHours,
+  type HealthTotals,
+  type LiveSelection,
+} from '../health-rollup.js';
+import { filterConditions, SQLITE_DIALECT, type FilterDialect, type InvocationFilter } from './filters.js';
 
 /** The window hook health covers when none is given. */
 export const DEFAULT_HEALTH_WINDOW_MS = 30 * 86_400_000;
@@ -13,6 +24,10 @@ export interface HealthOptions {
   until?: number;
   /** One hook only. */
   hookId?: string;
+  /** Only invocations recorded on this host (its hostname). */
+  host?: string;
+  /** Only invocations of this ship source (docs/ship.md; the filters' `source`). */
+  source?: string;
   /** The time hours are judged closed against (rolled up only once they ended 10 minutes before it); default now. */
   now?: number;
   /**
@@ -109,6 +124,8 @@ export const EXACT_PERCENTILE_LIMIT = 200_000;
  */
 export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthReport {
   const { since, until } = healthWindow(options);
+  const machines = machineSelection(options, SQLITE_DIALECT);
+  if (machines) return selectedHealth(ledger, since, until, options, machines);
   if (!hasRollups(ledger)) return exactHealth(ledger, since, until, options.hookId);
   const { totals } = rollupTotals(ledger, since, until, options.hookId, options.now ?? Date.now());
   const exact = wantsExactPercentiles(totals, options);
@@ -130,6 +147,53 @@ export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthR
         .get(hookId, lo, hi, since, until, target.rank - target.below - 1);
       // The bucket's entries differ from the histogram's only for an outcome that started long after its invocation (see health-rollup.ts): read the whole hook then.
       return value ?? exactPercentile(ledger, hookId, since, until, a.timed, target.rank);
+    };
+    hooks.push(hookHealthFrom(hookId, a, percentile(0.5), percentile(0.95)));
+  }
+  return { since, until, hooks: sortHooks(hooks) };
+}
+
+/**
+ * The invocation condition of a report on some machines' records (`host`, `source`), written by
+ * the shared filter (queries/filters.ts) in an engine's dialect; undefined for the whole ledger.
+ */
+export function machineSelection(options: Pick<HealthOptions, 'host' | 'source'>, dialect: FilterDialect): LiveSelection | undefined {
+  if (options.host === undefined && options.source === undefined) return undefined;
+  const filter: InvocationFilter = {
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.source !== undefined ? { source: options.source } : {}),
+  };
+  const { where, params } = filterConditions(filter, {}, [], [], dialect);
+  return { condition: where.slice('WHERE '.length), params };
+}
+
+/**
+ * Hook health of some machines' records (hooks --host/--source). The hourly rollup counts every
+ * machine together, so this is aggregated live over the window (cost grows with the window's
+ * invocations, not only the selected ones'); the counters are the rollup's, from the same live
+ * aggregation, and percentiles exact up to `EXACT_PERCENTILE_LIMIT` runs as the whole report's.
+ */
+function selectedHealth(ledger: Ledger, since: number, until: number, options: HealthOptions, only: LiveSelection): HealthReport {
+  const totals = totalsOfHours(aggregateLive(ledger, since, until, only), options.hookId);
+  const exact = wantsExactPercentiles(totals, options);
+  const nth = (descending: boolean) =>
+    prepared<(string | number)[], number>(
+      ledger,
+      `SELECT o.duration_us FROM invocations i INDEXED BY invocations_started_at JOIN outcomes o INDEXED BY outcomes_invocation ON o.invocation_id = i.id
+       WHERE i.started_at >= ? AND i.started_at < ? AND ${only.condition}
+         AND o.hook_id = ? AND o.duration_us IS NOT NULL AND o.started_at >= ? AND o.started_at < ?
+       ORDER BY o.duration_us${descending ? ' DESC' : ''} LIMIT 1 OFFSET ?`,
+    ).pluck();
+  const hooks: HookHealth[] = [];
+  for (const [hookId, a] of totals) {
+    if (a.runs === 0 && a.skips === 0) continue;
+    const percentile = (p: number): number | null => {
+      const target = percentileTarget(a, p);
+      if (target === null) return null;
+      if (!exact) return histogramPercentile(a, target);
+      const fromStart = target.rank <= a.timed / 2;
+      const offset = fromStart ? target.rank - 1 : a.timed - target.rank;
+      return nth(!fromStart).get(since - LOOKBACK_MS, until, ...only.params, hookId, since, until, offset) ?? null;
     };
     hooks.push(hookHealthFrom(hookId, a, percentile(0.5), percentile(0.95)));
   }

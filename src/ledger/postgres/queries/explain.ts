@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { NotFoundError } from '../../../domain/errors.js';
-import { explanationFrom, type Explanation } from '../../queries/explain.js';
+import { explanationFrom, type Explanation, type ExplanationOrigin } from '../../queries/explain.js';
 import { OUTCOME_ORDER, type InvocationRow, type OutcomeRow } from '../../rows.js';
 
 /** An outcome row with `decisive` as the 0/1 the shared row mapping reads (PostgreSQL stores a boolean). */
@@ -28,19 +28,30 @@ export async function explainPostgres(pool: pg.Pool, location: string, ref: numb
         })
       : null,
   ]);
-  return explanationFrom(row, hookSet.rows[0]!, outcomes.rows, related?.rows ?? []);
+  return { ...explanationFrom(row, hookSet.rows[0]!, outcomes.rows, related?.rows ?? []), origin: originOf(row) };
 }
 
-async function findInvocation(pool: pg.Pool, ref: number | string): Promise<InvocationRow | undefined> {
+/** A central invocation row: the SQLite columns plus who wrote it (postgres/schema.ts). */
+type CentralInvocationRow = InvocationRow & { writer_id: string | null; source_ref: number | null };
+
+/** Shipped rows keep their source's id (`source_ref`) and have the source id as writer (docs/ship.md). */
+function originOf(row: CentralInvocationRow): ExplanationOrigin {
+  return row.source_ref !== null && row.writer_id !== null
+    ? { kind: 'shipped', source: row.writer_id, host: row.host, sourceRef: Number(row.source_ref) }
+    : { kind: 'direct', writer: row.writer_id, host: row.host };
+}
+
+async function findInvocation(pool: pg.Pool, ref: number | string): Promise<CentralInvocationRow | undefined> {
   const byId = async (id: number) =>
-    (await pool.query<InvocationRow>({ name: 'hl_explain_by_id', text: 'SELECT * FROM invocations WHERE id = $1', values: [id] })).rows[0];
+    (await pool.query<CentralInvocationRow>({ name: 'hl_explain_by_id', text: 'SELECT * FROM invocations WHERE id = $1', values: [id] }))
+      .rows[0];
   if (typeof ref === 'number') return byId(ref);
   if (/^\d{1,15}$/.test(ref)) {
     const row = await byId(Number(ref));
     if (row) return row;
   }
   return (
-    await pool.query<InvocationRow>({
+    await pool.query<CentralInvocationRow>({
       name: 'hl_explain_by_tool_use',
       text: `SELECT * FROM invocations WHERE tool_use_id = $1 ORDER BY point = 'pre_tool_use' DESC, id DESC LIMIT 1`,
       values: [ref],

@@ -1,9 +1,10 @@
 import type pg from 'pg';
-import { bucketRange } from '../../health-rollup.js';
+import { bucketRange, LOOKBACK_MS, totalsOfHours, type HealthTotals } from '../../health-rollup.js';
 import {
   healthWindow,
   histogramPercentile,
   hookHealthFrom,
+  machineSelection,
   percentileTarget,
   sortHooks,
   wantsExactPercentiles,
@@ -11,7 +12,8 @@ import {
   type HealthReport,
   type HookHealth,
 } from '../../queries/health.js';
-import { rollupTotalsPostgres } from '../health-rollup.js';
+import { aggregateLivePostgres, andCondition, rollupTotalsPostgres } from '../health-rollup.js';
+import { POSTGRES_DIALECT } from './filters.js';
 import { pgRead } from './read.js';
 
 /** The rank-th duration of a hook's runs in one histogram bucket (outcomes_health: hook, duration, start). */
@@ -43,8 +45,12 @@ const NTH_SLOW = {
  */
 export async function hookHealthPostgres(pool: pg.Pool, location: string, options: HealthOptions = {}): Promise<HealthReport> {
   const { since, until } = healthWindow(options);
+  const only = machineSelection(options, POSTGRES_DIALECT);
   return pgRead(location, 'report hook health', async () => {
-    const { totals } = await rollupTotalsPostgres(pool, since, until, options.hookId, options.now ?? Date.now());
+    // Some machines' records (hooks --host/--source): the rollup counts every machine together, so aggregated live (see `hookHealth`).
+    const totals: Map<string, HealthTotals> = only
+      ? totalsOfHours(await aggregateLivePostgres(pool, since, until, only), options.hookId)
+      : (await rollupTotalsPostgres(pool, since, until, options.hookId, options.now ?? Date.now())).totals;
     const exact = wantsExactPercentiles(totals, options);
     const nth = async (query: pg.QueryConfig): Promise<number | null> =>
       (await pool.query<{ duration_us: number }>(query)).rows[0]?.duration_us ?? null;
@@ -56,6 +62,24 @@ export async function hookHealthPostgres(pool: pg.Pool, location: string, option
             const target = percentileTarget(a, p);
             if (target === null) return null;
             if (!exact) return histogramPercentile(a, target);
+            if (only) {
+              const fromStart = target.rank <= a.timed / 2;
+              return nth({
+                text: `SELECT o.duration_us FROM invocations i JOIN outcomes o ON o.invocation_id = i.id
+                  WHERE i.started_at >= $1 AND i.started_at < $2 AND o.hook_id = $3 AND o.duration_us IS NOT NULL
+                    AND o.started_at >= $4 AND o.started_at < $5${andCondition(only, 7)}
+                  ORDER BY o.duration_us${fromStart ? '' : ' DESC'} LIMIT 1 OFFSET $6`,
+                values: [
+                  since - LOOKBACK_MS,
+                  until,
+                  hookId,
+                  since,
+                  until,
+                  fromStart ? target.rank - 1 : a.timed - target.rank,
+                  ...only.params,
+                ],
+              });
+            }
             const [lo, hi] = bucketRange(target.bucket);
             const value = await nth({ ...NTH_IN_BUCKET, values: [hookId, lo, hi, since, until, target.rank - target.below - 1] });
             if (value !== null) return value;

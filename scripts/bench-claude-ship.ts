@@ -10,6 +10,10 @@
  *
  * Each process is run under /usr/bin/time: wall ms (spawn to exit, as Claude Code waits for it)
  * and CPU ms (user + system of the hook process itself; the shipper it starts is not counted).
+ * CPU times from /usr/bin/time have a 10 ms grain, so the script also times the hook's added
+ * work itself, in this process (hrtime around `triggerAutoShip`, what `claude` calls after
+ * answering): with no shipper running (it spawns one) and with one running (it only marks).
+ *
  * Between runs of the spawning row the script waits for the shipper to finish, so shippers never
  * compete with a measured run. The centre is a PostgreSQL server the script starts.
  *
@@ -23,6 +27,7 @@ import { packageRootDir as root } from './build-bundle.js';
 import { PostgresServer } from './postgres-server.js';
 import { ShipperLock, shipperRunning } from '../src/ledger/ship-lock.js';
 import { autoShipFiles, readShipStatus } from '../src/ship/auto-files.js';
+import { triggerAutoShip } from '../src/ship/auto-trigger.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const bundle = join(root, 'dist', 'bundle', 'claude.mjs');
@@ -91,6 +96,17 @@ try {
   timed(claude(true), env, STOP);
   waitForShipper();
   const load = loadavg()[0]!;
+  const inProcess: Record<string, number[]> = {
+    'triggerAutoShip, no shipper running (spawns one)': [],
+    'triggerAutoShip, a shipper running (marks only)': [],
+  };
+  const [spawns, marks] = Object.values(inProcess) as [number[], number[]];
+  const trigger = () => {
+    const started = process.hrtime.bigint();
+    const result = triggerAutoShip({ ledgerPath: db, url, fromFlag: true, env });
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    return { result, ms };
+  };
   for (let i = 0; i < RUNS; i++) {
     rows[names[0]!]!.push(timed(['node', '-e', '0'], env));
     rows[names[1]!]!.push(timed(claude(false), env, STOP));
@@ -100,9 +116,16 @@ try {
     if (!lock) throw new Error('could not take the shipper lock');
     try {
       rows[names[3]!]!.push(timed(claude(true), env, STOP));
+      const marked = trigger();
+      if (marked.result.started) throw new Error('started a shipper while one held the lock');
+      marks.push(marked.ms);
     } finally {
       lock.release();
     }
+    const spawned = trigger();
+    if (!spawned.result.started) throw new Error(`no shipper started: ${spawned.result.message}`);
+    spawns.push(spawned.ms);
+    waitForShipper();
   }
   const base = rows[names[1]!]!;
   const baseWall = quantile(
@@ -128,6 +151,11 @@ try {
       `| ${name} | ${w50.toFixed(1)} | ${w99.toFixed(1)} | ${c50.toFixed(0)} | ${c99.toFixed(0)} | ${(w50 / baseWall).toFixed(2)}x | ${(c50 / baseCpu).toFixed(2)}x |\n`,
     );
   }
+  process.stdout.write(
+    `\nThe hook's added work alone, timed in-process (${RUNS} runs each):\n\n| what | p50 ms | p99 ms |\n|---|---:|---:|\n`,
+  );
+  for (const [name, values] of Object.entries(inProcess))
+    process.stdout.write(`| ${name} | ${quantile(values, 0.5).toFixed(2)} | ${quantile(values, 0.99).toFixed(2)} |\n`);
   const [row] = (await server.sql('SELECT count(*)::int AS n FROM invocations', 'centre'))[0]!.rows as { n: number }[];
   process.stdout.write(`\ncentre holds ${row!.n} invocations (every Stop recorded and shipped)\n`);
 } finally {

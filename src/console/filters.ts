@@ -6,7 +6,7 @@ import { parseInvocationFilter, type InvocationFilter } from '../ledger/queries/
 
 /**
  * The invocation filter as URL query parameters, named like the CLI flags (`session`, `tool`,
- * `hook`, `reason-code`, `point`, `hook-set`, `decision`, `agent`, `host`, `since`, `until`), so that a console
+ * `hook`, `reason-code`, `point`, `hook-set`, `decision`, `agent`, `host`, `source`, `since`, `until`), so that a console
  * URL and a command line say the same thing. Times take the CLI's forms (ISO or `7d`).
  */
 export const FILTER_PARAMS = [
@@ -19,6 +19,7 @@ export const FILTER_PARAMS = [
   'decision',
   'agent',
   'host',
+  'source',
   'since',
   'until',
 ] as const;
@@ -42,6 +43,7 @@ export function filterFromQuery(query: URLSearchParams, allow: readonly FilterPa
   set('hook-set', 'hookSet');
   set('agent', 'agent');
   set('host', 'host');
+  set('source', 'source');
   const reason = value('reason-code');
   if (reason !== undefined) {
     if (!(REASON_CODES as readonly string[]).includes(reason)) throw new InputError(`reason-code: unknown reason code "${reason}"`);

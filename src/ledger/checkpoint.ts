@@ -6,8 +6,8 @@ import { Worker } from 'node:worker_threads';
  * WAL checkpoints off the decision path.
  *
  * SQLite's automatic checkpoint runs inside the commit that pushes the WAL past 1,000 pages:
- * with this schema's indexes an invocation's two commits append 25-30 WAL frames, so about one
- * decision in 35 paid for copying the WAL into the database and two fsyncs. A process that
+ * with this schema's indexes an invocation's two commits append about 31 WAL frames, so about one
+ * decision in 32 paid for copying the WAL into the database and two fsyncs. A process that
  * keeps writing (serve, a library runner, the benchmarks) instead checkpoints from a worker
  * thread with its own connection, and its deciding connection's automatic checkpoint is turned
  * off (to a backstop, below):
@@ -16,18 +16,25 @@ import { Worker } from 'node:worker_threads';
  *   copies the WAL into the database without taking the write lock: decisions go on
  *   committing meanwhile. Under sustained writes it never quite catches up (new frames arrive
  *   while it copies), and SQLite only rewinds a WAL that is wholly copied;
- * - so once the WAL holds RESTART_PAGES, the worker runs a second PASSIVE (the frames written
- *   during the first) and then a FULL checkpoint, which needs the write lock for the little
- *   left and its two fsyncs; the next commit then starts the WAL from its beginning. The
- *   deciding thread is told (a shared flag) and waits on that flag, waking the moment the FULL
- *   is done, instead of polling the lock in SQLite's busy handler, which sleeps 1, 2, 5, 10 ms
- *   and turned a 2 ms checkpoint into a 20 ms decision (traced: `strace -f -e clock_nanosleep`).
- *   One decision per RESTART_PAGES of WAL waits: at 25-30 frames per invocation, about one in
- *   600, far below the 99th percentile.
+ * - so once the WAL holds RESTART_PAGES, the worker runs one or two more PASSIVE passes (the
+ *   frames written during the one before; a second only when the first took over 3 ms), then
+ *   a FULL checkpoint, which needs the write lock for the little left and its two fsyncs; the
+ *   next commit then starts the WAL from its beginning. The deciding thread is told (a shared
+ *   flag) and waits on that flag, woken the moment the FULL is done, instead of polling the
+ *   lock in SQLite's busy handler, which sleeps 1, 2, 5, 10 ms and turned a 2 ms checkpoint
+ *   into a 10-20 ms decision (traced: `strace -f -e fsync,clock_nanosleep`). One decision per
+ *   RESTART_PAGES of WAL waits: at about 31 frames per invocation, one in ~530, below the
+ *   99th percentile.
+ *
+ * The WAL volume is the schema's: an invocation's two commits rewrite the leaf pages of every
+ * index they touch (about 120 KB of WAL per invocation). A writer going flat out (the
+ * benchmark's loop, several thousand invocations a second) writes the WAL faster than this
+ * disk syncs it; the worker then falls behind and the WAL grows past RESTART_PAGES until it
+ * catches up, without holding decisions (PASSIVE takes no write lock).
  *
  * If the worker cannot run (it failed to start, it is starved, a long reader in another process
- * keeps its FULL from finishing), SQLite's own checkpoint on the deciding connection at
- * BACKSTOP_PAGES still bounds the WAL.
+ * keeps its FULL from finishing: it then backs off for 1, 2, 4, 8 rounds), SQLite's own
+ * checkpoint on the deciding connection at BACKSTOP_PAGES still bounds the WAL.
  *
  * A process that writes a handful of records (`hookledger claude`, `run`: one event each)
  * never starts the worker; it keeps SQLite's default, and its close checkpoints when it is
@@ -47,12 +54,14 @@ export const RESTART_PAGES = 16_384;
 /** The deciding connection's automatic checkpoint while the worker runs: only a stalled worker lets the WAL reach it. */
 export const BACKSTOP_PAGES = 2 * RESTART_PAGES;
 /**
- * How long the worker tries to take the write lock for its FULL checkpoint, ms. The deciding
- * thread finishes a transaction in well under a millisecond and then waits for the worker;
- * anything longer is another process (a writer, a reader of an older snapshot), and the
- * deciding thread must not be held for it: the worker gives up and tries again later.
+ * How long the worker tries to take the write lock for its FULL checkpoint once the deciding
+ * thread is parked (waiting for it, in no transaction), ms. Anything still holding the lock then
+ * is another process (a writer, a reader of an older snapshot), and the deciding thread must not
+ * be held for it: the worker gives up and tries again later.
  */
 export const RESTART_LOCK_WAIT_MS = 5;
+/** How long the worker tries for the lock while the deciding thread is not parked (idle between requests, or descheduled in a transaction), ms. */
+export const RESTART_IDLE_WAIT_MS = 50;
 /** The longest the deciding thread waits for the worker's FULL checkpoint, ms, before it goes on (SQLite's busy timeout then applies). */
 const HOLD_WAIT_MS = 200;
 
@@ -65,7 +74,10 @@ const OPENED = 4;
 /** 1 while the worker runs a FULL checkpoint: the deciding thread waits before its next transaction. */
 const HOLD = 5;
 const RESTARTS = 6;
-const SLOTS = 7;
+/** 1 while the deciding thread waits on HOLD (it is then in no transaction). */
+const PARKED = 7;
+const GAVE_UP = 8;
+const SLOTS = 9;
 
 /** How long close() waits for the worker to let go of its connection, ms. */
 const CLOSE_WAIT_MS = 5_000;
@@ -97,7 +109,11 @@ try {
     const restart = () => {
       Atomics.store(state, ${HOLD}, 1);
       try {
-        const deadline = Date.now() + workerData.lockWaitMs;
+        // The lock is retried for lockWaitMs once the deciding thread is parked outside its
+        // transactions (it may be descheduled mid-transaction on a busy machine: that is no
+        // reason to give up), or for idleWaitMs while it is not (idle, or not yet back).
+        const start = Date.now();
+        let parkedSince = 0;
         for (;;) {
           const result = checkpoint('FULL');
           if (result !== undefined && result.busy === 0) {
@@ -105,11 +121,14 @@ try {
             failures = 0;
             return;
           }
-          if (Date.now() >= deadline || stopped()) break;
+          const now = Date.now();
+          if (Atomics.load(state, ${PARKED}) === 1) parkedSince ||= now;
+          if (stopped() || (parkedSince > 0 ? now - parkedSince : now - start) >= (parkedSince > 0 ? workerData.lockWaitMs : workerData.idleWaitMs)) break;
           Atomics.wait(state, ${STOP}, 0, 0.05);
         }
-        // Someone else holds the lock or an old snapshot: back off (1, 2, 4 … 64 rounds) rather than hold decisions every round.
-        failures = Math.min(failures + 1, 6);
+        // Another connection holds the lock or an old snapshot: back off (1, 2, 4, 8 rounds) rather than hold decisions every round.
+        Atomics.add(state, ${GAVE_UP}, 1);
+        failures = Math.min(failures + 1, 4);
         skipRounds = 2 ** (failures - 1);
       } finally {
         Atomics.store(state, ${HOLD}, 0);
@@ -125,7 +144,13 @@ try {
       if (passive !== undefined && passive.log >= workerData.restartPages) {
         if (skipRounds > 0) skipRounds -= 1;
         else {
-          checkpoint('PASSIVE');
+          // Copy (and sync) what was written meanwhile until a pass is quick, so that the FULL
+          // checkpoint, which decisions wait for, has little left to sync under the lock.
+          for (let pass = 0; pass < workerData.maxCatchUpPasses; pass++) {
+            const t = performance.now();
+            checkpoint('PASSIVE');
+            if (performance.now() - t < workerData.quickPassMs) break;
+          }
           restart();
         }
       }
@@ -174,12 +199,20 @@ export class Checkpointer {
    * done) rather than in SQLite's busy handler. Otherwise one shared-memory load.
    */
   beforeWrite(): void {
-    if (this.worker !== null && Atomics.load(this.state, HOLD) === 1) Atomics.wait(this.state, HOLD, 1, HOLD_WAIT_MS);
+    if (this.worker === null || Atomics.load(this.state, HOLD) === 0) return;
+    Atomics.store(this.state, PARKED, 1);
+    Atomics.wait(this.state, HOLD, 1, HOLD_WAIT_MS);
+    Atomics.store(this.state, PARKED, 0);
   }
 
   /** Checkpoint rounds the worker completed (for tests and benchmarks). */
   get backgroundCheckpoints(): number {
     return Atomics.load(this.state, CHECKPOINTS);
+  }
+
+  /** FULL checkpoints the worker gave up on (the lock or an old snapshot held by another connection), for tests and benchmarks. */
+  get restartsGivenUp(): number {
+    return Atomics.load(this.state, GAVE_UP);
   }
 
   /** FULL checkpoints the worker completed, after each of which the WAL rewinds (for tests and benchmarks). */
@@ -225,6 +258,9 @@ export class Checkpointer {
         intervalMs: CHECKPOINT_INTERVAL_MS,
         restartPages: RESTART_PAGES,
         lockWaitMs: RESTART_LOCK_WAIT_MS,
+        idleWaitMs: RESTART_IDLE_WAIT_MS,
+        maxCatchUpPasses: 2,
+        quickPassMs: 3,
       },
       // The checkpointer needs little; keep the worker's heap small.
       resourceLimits: { maxOldGenerationSizeMb: 16 },
@@ -232,6 +268,11 @@ export class Checkpointer {
     worker.unref();
     // A worker that fails leaves the backstop in charge; nothing to report on the decision path.
     worker.on('error', () => {});
+    // A worker stopped without running its own cleanup (out of memory, terminated) must not leave decisions waiting on HOLD.
+    worker.on('exit', () => {
+      Atomics.store(this.state, HOLD, 0);
+      Atomics.notify(this.state, HOLD);
+    });
     process.once('exit', this.onExit);
     this.worker = worker;
     Atomics.store(this.state, COMMITS, this.commits);

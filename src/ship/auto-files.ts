@@ -52,7 +52,9 @@ export function logShipLine(files: AutoShipFiles, line: string, now = new Date()
   } catch {
     // No log yet.
   }
-  appendFileSync(files.log, `${now.toISOString()} ${line.replace(/[\r\n]+/g, ' ')}\n`, { mode: 0o600 });
+  // One line, and nothing a terminal would act on when someone tails it (server messages are quoted in it).
+  // eslint-disable-next-line no-control-regex
+  appendFileSync(files.log, `${now.toISOString()} ${line.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ')}\n`, { mode: 0o600 });
 }
 
 /** The last automatic ship attempt, as `ship --status` shows it. */

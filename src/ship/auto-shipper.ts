@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { describeThrown } from '../domain/errors.js';
 import { openLedger, type Ledger } from '../ledger/open.js';
 import { displayUrl } from '../ledger/postgres/url.js';
@@ -67,7 +68,8 @@ export async function runAutoShipper(options: AutoShipperOptions): Promise<AutoS
   try {
     logShipLine(files, `${who}: started, shipping ${ledgerPath} to ${to}`);
     writeShipStatus(files, status);
-    await sleep(options.debounceMs, options.signal);
+    // Aborted early by a signal: the loop below notices it.
+    await delay(options.debounceMs, undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
     ledger = openLedger({ path: ledgerPath });
     for (;;) {
       do {
@@ -126,17 +128,4 @@ async function shipPass(ledger: Ledger, options: AutoShipperOptions, files: Auto
     files,
     `${who}: pass ${status.passes}: shipped ${report.shipped.invocations} invocations (${report.shipped.links} links) to ${report.to} as source ${report.source}; up to link ${report.head.seq} of ${report.localHead}`,
   );
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

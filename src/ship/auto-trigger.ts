@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describeThrown } from '../domain/errors.js';
 import { packageRoot } from '../ledger/paths.js';
@@ -31,6 +32,8 @@ export interface AutoShipTriggerOptions {
   /** The environment the shipper inherits (PGPASSWORD, PGPASSFILE, HOME for ~/.pgpass). */
   env: NodeJS.ProcessEnv;
 }
+
+const SHIPPER_NICE = 10;
 
 /** The CLI the shipper runs: the package's own, whether this code runs from dist/, the bundle or src/. */
 const cliPath = () => join(packageRoot, 'bin', 'hookledger.js');
@@ -70,6 +73,14 @@ export function triggerAutoShip(options: AutoShipTriggerOptions): AutoShipTrigge
       });
       child.on('error', (error) => logShipLine(files, `could not start the shipper: ${describeThrown(error)}`));
       child.unref();
+      // Background work: it must not take CPU from the agent's next hooks (nice 10; best effort).
+      if (child.pid !== undefined) {
+        try {
+          setPriority(child.pid, SHIPPER_NICE);
+        } catch {
+          // Not permitted here: it runs at the hook's priority.
+        }
+      }
       return { started: true, pid: child.pid };
     } finally {
       closeSync(log);

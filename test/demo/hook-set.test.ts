@@ -499,16 +499,14 @@ function runCommand(program: string, args: string[], payload: unknown, signal: A
   });
 }
 
-describe('the demo session run through the demo hook set', () => {
+describe('the demo session run through the demo hook set', { timeout: 120_000 }, () => {
   it('produces the denials, ask, modify and timeouts that the demo explains', async () => {
     const decided = new Map<string, Awaited<ReturnType<typeof decide>>>();
     // Only events that hooks can decide on; start, stop and end have no guardrails.
     const decisive = events.filter((e) => ['PreToolUse', 'UserPromptSubmit'].includes(e.hook_event_name));
-    await Promise.all(
-      decisive.map(async (e, i) => {
-        decided.set(e.tool_use_id ?? `prompt-${i}`, await decide(e));
-      }),
-    );
+    // One event at a time: a dozen interpreters started at once on a loaded CI box pushed the
+    // python hook past its real 5 s timeout, which is the demo's budget, not the test's to widen.
+    for (const [i, e] of decisive.entries()) decided.set(e.tool_use_id ?? `prompt-${i}`, await decide(e));
     const denials = [...decided.entries()].filter(([, d]) => d.decision === 'deny');
     const byKey = Object.fromEntries(denials.map(([key, d]) => [key, `${d.by}/${d.reasonCode}`]));
     expect(byKey).toMatchObject({

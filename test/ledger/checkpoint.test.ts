@@ -107,7 +107,7 @@ describe('WAL checkpoints off the decision path', () => {
     expect(reader.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get()).toBe(seen);
     reader.sqlite.exec('COMMIT');
     reader.close();
-    // Once the reader is gone (after the worker's back-off, at most 32 rounds), the WAL is rewound again.
+    // Once the reader is gone (after the worker's back-off, at most 8 rounds), the WAL is rewound again.
     const deadline = Date.now() + 60_000;
     while (checkpointer.restarts === restartsBefore && Date.now() < deadline) {
       await runner.run(invocation(n++));

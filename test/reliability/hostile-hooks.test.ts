@@ -178,7 +178,8 @@ describe('hostile in-process hooks', () => {
     // busy CI machine; a hook that held the loop would stall it for the whole pass.)
     expect(elapsed).toBeLessThan(2000);
     expect(stallMs).toBeLessThan(Math.max(400, elapsed / 2));
-    expect(ticks).toBeGreaterThan(elapsed / 50);
+    // At least one tick per 100 ms on average (10 ms timer; a loaded 2-core CI box was seen at 53 ms).
+    expect(ticks).toBeGreaterThan(elapsed / 100);
 
     // Everything is in the ledger, and nothing there weighs megabytes.
     const stored = explain(ledger, report.invocationId);

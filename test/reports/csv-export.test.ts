@@ -14,6 +14,10 @@ describe('CSV export', () => {
     const setId = writer.hookSetId(
       defineHooks({ name: '=set, "x"', version: ' 1', hooks: [{ id: 'h', point: 'pre_tool_use', run: () => undefined }] }),
     );
+    // Most rows under a plain hook set, so that their only unusual cells are the text under test.
+    const plainSetId = writer.hookSetId(
+      defineHooks({ name: 'plain-set', version: '2', hooks: [{ id: 'h', point: 'pre_tool_use', run: () => undefined }] }),
+    );
     const texts = [
       'plain',
       'a,b',
@@ -33,11 +37,28 @@ describe('CSV export', () => {
       'ü,x',
       '\u3000',
       "'quote",
+      '',
+      '-',
+      '=',
+      'tail\t',
+      '\vvt',
+      'ff\f',
+      '\u2028ls',
+      'ps\u2029',
+      '\ufeffbom',
+      'zwsp\u200b',
+      '\u2000en',
+      'hair\u200a',
+      'a"b',
+      'x\r\ny',
+      '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24',
+      'ok',
     ];
     texts.forEach((text, n) => {
-      const at = n === 3 ? 253402300800000 : 1_700_000_000_000 + n * 1234;
+      // Times SQLite's strftime does not write as toISOString does: after 9999, before 1970.
+      const at = n === 3 ? 253402300800000 : n === 4 ? -1 : n === 5 ? 0 : n === 6 ? 253402300799999 : 1_700_000_000_000 + n * 1234;
       const id = writer.begin(
-        setId,
+        n === 0 || n === texts.length - 1 ? setId : plainSetId,
         normaliseInvocation({ point: 'pre_tool_use', toolName: text, sessionId: text, agent: text, turn: n }),
         at,
       );
@@ -56,6 +77,9 @@ describe('CSV export', () => {
       );
     });
     ledger.sqlite.prepare('UPDATE invocations SET duration_us = 100.0 WHERE id = 2').run();
+    // Negative and fractional numbers, and NULLs, in a line otherwise plain.
+    ledger.sqlite.prepare('UPDATE invocations SET duration_us = -5 WHERE id = 1').run();
+    ledger.sqlite.prepare('UPDATE invocations SET duration_us = 2.5, turn = NULL, session_id = NULL WHERE id = ?').run(texts.length);
     const sink = new PassThrough();
     let text = '';
     sink.on('data', (c: Buffer) => (text += c.toString()));

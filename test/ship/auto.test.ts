@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/postgres-server.js';
 import { shipperRunning } from '../../src/ledger/ship-lock.js';
-import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
-import { runCli } from '../cli-helpers.js';
+import { autoShipFiles, logShipLine, readShipStatus } from '../../src/ship/auto-files.js';
+import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
 import { verifyCentre } from './support.js';
@@ -148,16 +148,25 @@ function countLocal(db: string): number {
 
 /** Command lines of the running shippers for this ledger (from /proc: what `ps` shows). */
 function shipperCommandLines(db: string): string[] {
-  const lines: string[] = [];
+  return shipperProcesses(db).map((p) => p.cmdline);
+}
+
+/** The running shippers for this ledger: pid, command line, nice value. */
+function shipperProcesses(db: string): { pid: number; cmdline: string; nice: number }[] {
+  const found: { pid: number; cmdline: string; nice: number }[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (cmdline.includes('--background') && cmdline.includes(db)) lines.push(cmdline.replaceAll('\0', ' '));
+      if (!cmdline.includes('--background') || !cmdline.includes(db)) continue;
+      // /proc/PID/stat: after "(comm)", the fields from the 3rd on; nice is the 19th.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      found.push({ pid: Number(pid), cmdline: cmdline.replaceAll('\0', ' '), nice });
     } catch {
       // Gone meanwhile.
     }
   }
-  return lines;
+  return found;
 }
 
 function logLines(db: string): string[] {
@@ -190,6 +199,47 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const before = readFileSync(s.settings, 'utf8');
     await install(s);
     expect(readFileSync(s.settings, 'utf8')).toBe(before);
+
+    // A password written into the command by hand: the hook answers as ever, ships nothing, says why in one line.
+    const handWritten = commandFor('Stop').replace(/--ship-to \S+/, `--ship-to ${withPassword}`);
+    const answered = await runHook(handWritten, stop('s1'), s.env, s.dir);
+    expect(answered.code).toBe(0);
+    expect(JSON.parse(answered.stdout)).toMatchObject({ decision: 'block' });
+    expect(answered.stderr).toMatch(/^hookledger: ship: --ship-to must not carry the password .*; not shipping\n$/);
+    expect(answered.stderr).not.toContain(s.password);
+    expect(existsSync(autoShipFiles(s.db).log)).toBe(false);
+  });
+
+  it("HOOKLEDGER_SHIP_TO in the hook's environment is enough (no --ship-to); a password there stays out of the shipper's command line", async () => {
+    const s = await setUp();
+    const installed = await runCli(['install-claude', '--settings', s.settings, '--config', join(s.dir, 'hooks.json'), '--db', s.db], {
+      env: s.env,
+      cwd: s.dir,
+    });
+    expect(installed.code, installed.stderr).toBe(0);
+    const settings = JSON.parse(readFileSync(s.settings, 'utf8')) as { hooks: Record<string, { hooks: { command: string }[] }[]> };
+    const command = settings.hooks.Stop![0]!.hooks[0]!.command;
+    expect(command).not.toContain('--ship-to');
+    const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${s.password}@`);
+    const env = { ...s.env, PGPASSWORD: '', HOOKLEDGER_SHIP_TO: fullUrl, HOOKLEDGER_SHIP_DEBOUNCE_MS: '2000' };
+    const answered = await runHook(command, stop('s1'), env, s.dir);
+    expect(answered.code, answered.stderr).toBe(0);
+    const cmdlines = await waitFor(
+      'the shipper process',
+      () => shipperCommandLines(s.db),
+      (l) => l.length > 0,
+      30_000,
+    );
+    expect(cmdlines[0]).not.toContain(s.password);
+    await waitFor(
+      'the records at the centre',
+      () => centreCounts(s.database),
+      (c) => c.n === 1,
+    );
+    await shipperGone(s.db);
+    expect(await centreCounts(s.database)).toEqual({ n: 1, distinct: 1 });
+    for (const file of Object.values(autoShipFiles(s.db)).filter((f) => existsSync(f)))
+      expect(readFileSync(file, 'utf8'), file).not.toContain(s.password);
   });
 
   it('a Stop event through the installed command ships the records in a detached shipper; the password shows nowhere', async () => {
@@ -220,6 +270,8 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     expect(cmdlines[0]).toContain(`bin/hookledger.js ship --background --db ${s.db}`);
     expect(cmdlines[0]).not.toContain(s.password);
     expect(cmdlines[0]).not.toContain('postgres://');
+    // Background work at a lower priority than the agent's hooks.
+    expect(shipperProcesses(s.db).map((p) => p.nice)).toEqual([10]);
 
     const local = countLocal(s.db);
     expect(local).toBe(4); // three tool calls and the Stop
@@ -284,6 +336,46 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     expect(shipperCommandLines(s.db)).toEqual([]);
   });
 
+  it('"ship again": a Stop while the shipper waits for a manual `ship --follow` makes it pass once more; nothing is duplicated', async () => {
+    const s = await setUp();
+    const commandFor = await install(s);
+    for (let n = 0; n < 2; n++) await runHook(commandFor('PreToolUse'), preToolUse('s1', n), s.env, s.dir);
+    const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${s.password}@`);
+    // A manual shipper for the same ledger holds the source's PostgreSQL lock while it runs.
+    const follow = startCli(['ship', '--follow', '--db', s.db], { env: { ...s.env, HOOKLEDGER_SHIP_TO: fullUrl } });
+    try {
+      await waitFor(
+        'the manual ship',
+        () => centreCounts(s.database),
+        (c) => c.n === 2,
+      );
+      await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+      await waitFor(
+        'the shipper to wait for the manual one',
+        () => logLines(s.db),
+        (l) => l.some((x) => /another ship for source src-\S+ is running; waiting for it/.test(x)),
+      );
+      // The shipper is in its pass: this event only marks "ship again".
+      const second = await runHook(
+        commandFor('SessionEnd'),
+        { hook_event_name: 'SessionEnd', session_id: 's1', reason: 'exit' },
+        s.env,
+        s.dir,
+      );
+      expect(second.code, second.stderr).toBe(0);
+    } finally {
+      follow.child.kill('SIGINT');
+      await follow.exited;
+    }
+    await shipperGone(s.db);
+    const local = countLocal(s.db);
+    expect(local).toBe(4);
+    expect(await centreCounts(s.database)).toEqual({ n: local, distinct: local });
+    expect(readShipStatus(autoShipFiles(s.db))).toMatchObject({ state: 'shipped', passes: 2 });
+    expect(logLines(s.db).filter((l) => / started, shipping /.test(l))).toHaveLength(1);
+    expect((await verifyCentre(fullUrl)).problems).toEqual([]);
+  });
+
   it('a shipper killed with SIGKILL leaves no lock behind: the next Stop starts a new one, which ships everything once', async () => {
     const s = await setUp();
     const commandFor = await install(s);
@@ -301,7 +393,8 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const shown = await runCli(['ship', '--status', '--db', s.db], { env: s.env });
     expect(shown.stdout).toMatch(/ended without finishing \(killed\?\)/);
 
-    await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+    // SessionEnd starts a shipper as Stop does.
+    await runHook(commandFor('SessionEnd'), { hook_event_name: 'SessionEnd', session_id: 's1', reason: 'exit' }, s.env, s.dir);
     await waitFor(
       'the records at the centre',
       () => centreCounts(s.database),
@@ -359,5 +452,17 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const shown = await runCli(['ship', '--status', '--db', wrong.db, '--json'], { env: wrong.env });
     expect(JSON.parse(shown.stdout)).toMatchObject({ running: false, last: { state: 'failed' }, log: `${wrong.db}.ship.log` });
     expect(await centreCounts(wrong.database)).toEqual({ n: 0, distinct: 0 });
+  });
+});
+
+describe('the ship log', () => {
+  it('keeps each entry on one line, without anything a terminal would act on', () => {
+    const files = autoShipFiles(join(tempDir(), 'l.db'));
+    logShipLine(files, 'failed: server says \x1b[2J\x1b]0;owned\x07 and\r\nmore\u009b1m');
+    const text = readFileSync(files.log, 'utf8');
+    expect(text.split('\n')).toHaveLength(2);
+    expect(text).toMatch(/^\S+Z failed: server says {2}\[2J ]0;owned {2}and more 1m\n$/);
+    // eslint-disable-next-line no-control-regex
+    expect(text.slice(0, -1)).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });
 });

@@ -119,22 +119,35 @@ describe('least privilege: a machine’s role writes only its own source', { tim
     const shipAs = (m: (typeof machines)['a'], db = m.db) =>
       hookledger(['ship', '--db', db, '--json', '--retry-for', '0'], { HOOKLEDGER_SHIP_TO: roleUrl(url, m.role), PGPASSWORD: m.password });
 
+    // A hold on A's ledger: shipped with the records.
+    const hold = await hookledger(['hold', 's-1', '--reason', 'case 42', '--db', a]);
+    expect(hold.code, hold.stderr).toBe(0);
+
     // (a) Each machine ships its own source with its own role.
     for (const m of Object.values(machines)) {
       const shipped = await shipAs(m);
       expect(shipped.stderr, m.role).toBe('');
       expect(shipped.code, m.role).toBe(0);
-      const report = JSON.parse(shipped.stdout) as { source: string; shipped: { invocations: number; outcomes: number } };
+      const report = JSON.parse(shipped.stdout) as {
+        source: string;
+        shipped: { invocations: number; outcomes: number; backgroundCompletions: number; holds: number };
+      };
       expect(report.source).toBe(m.source);
       expect(report.shipped.invocations).toBe(m === machines.a ? 20 : 15);
       expect(report.shipped.outcomes).toBeGreaterThan(0);
+      expect(report.shipped.backgroundCompletions).toBeGreaterThan(0);
+      if (m === machines.a) expect(report.shipped.holds).toBe(1);
       expect(shipped.stdout + shipped.stderr).not.toContain(m.password);
     }
-    // More records later: the next ship continues where the centre is (the role reads its own head).
+    // A prunes what it shipped (its held session stays), records more; the next ship continues where the centre is
+    // (the role reads its own head) and brings the prune checkpoint; what was pruned locally stays central.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const pruned = await hookledger(['prune', '--before', new Date().toISOString(), '--db', a, '--json']);
+    expect(pruned.code, pruned.stderr).toBe(0);
     await writeMachine(a, ['laptop-a'], 5, 'a2');
     const more = await shipAs(machines.a);
     expect(more.code, more.stderr).toBe(0);
-    expect(JSON.parse(more.stdout).shipped.invocations).toBe(5);
+    expect(JSON.parse(more.stdout).shipped).toMatchObject({ invocations: 5, checkpoints: 1 });
     const [counts] = await adminSql<{ a: number; b: number }>(
       'SELECT count(*) FILTER (WHERE writer_id = $1)::int AS a, count(*) FILTER (WHERE writer_id = $2)::int AS b FROM invocations',
       name,

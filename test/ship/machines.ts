@@ -51,6 +51,8 @@ const hookSet = defineHooks({
       run: (inv) => (String((inv.toolInput as { command?: string }).command).includes('push') ? ask('push?') : undefined),
     },
     { id: 'watch', point: ['pre_tool_use', 'post_tool_use'], run: () => undefined },
+    // Completed after its invocation committed: shipped as a background link of its own.
+    { id: 'bg', point: 'pre_tool_use', mode: 'background', run: () => new Promise<void>((resolve) => setTimeout(resolve, 1)) },
   ],
 });
 

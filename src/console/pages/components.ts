@@ -13,6 +13,7 @@ const LABELS: Record<FilterParam, string> = {
   decision: 'Decision',
   agent: 'Agent',
   host: 'Host',
+  source: 'Source',
   since: 'Since',
   until: 'Until',
 };

@@ -1,14 +1,14 @@
 import { InputError } from '../../domain/errors.js';
 import { DENIAL_GROUPS, type DenialGroupBy } from '../../ledger/queries/denials.js';
 import { count, utc } from '../format.js';
-import { filterFromQuery, filterParams, type FilterParam } from '../filters.js';
+import { FILTER_PARAMS, filterFromQuery, filterParams, type FilterParam } from '../filters.js';
 import { dataAttr, fold, html } from '../html.js';
 import type { PageContext, PageResult } from '../page.js';
 import { downloads, filterForm, invocationLink, pager, sessionLink } from './components.js';
 import { inputText } from './sessions.js';
 
 /** Every filter `hookledger denials` has (the decision is always deny). */
-const FILTERS: readonly FilterParam[] = ['session', 'tool', 'hook', 'reason-code', 'point', 'hook-set', 'agent', 'host', 'since', 'until'];
+const FILTERS: readonly FilterParam[] = FILTER_PARAMS.filter((name) => name !== 'decision');
 const PAGE = 50;
 const GROUPS_SHOWN = 30;
 /** The chart's window when the filter has no time bound. */

@@ -4,7 +4,7 @@ import { filterFromQuery, filterParams, type FilterParam } from '../filters.js';
 import { fold, html } from '../html.js';
 import type { PageContext, PageResult } from '../page.js';
 
-const LIST_FILTERS: readonly FilterParam[] = ['since', 'until', 'decision', 'agent', 'host', 'tool', 'point', 'hook-set'];
+const LIST_FILTERS: readonly FilterParam[] = ['since', 'until', 'decision', 'agent', 'host', 'source', 'tool', 'point', 'hook-set'];
 const TIMELINE_FILTERS: readonly FilterParam[] = ['since', 'until', 'decision', 'agent', 'tool', 'point'];
 const PAGE = 50;
 const TIMELINE_PAGE = 200;

@@ -2,10 +2,11 @@ import type pg from 'pg';
 import {
   checkExportFormat,
   CSV_COLUMNS,
-  csvFieldsLine,
   csvLine,
+  csvRawLine,
   exportRecordFrom,
   type ExportFormat,
+  type CsvRaw,
   type ExportRecord,
   type HookSetRow,
 } from '../../queries/export.js';
@@ -17,7 +18,7 @@ import { asReadError } from './read.js';
 
 /**
  * `export` on PostgreSQL: the same records, lines and bytes as on SQLite (ledger/queries/export.ts),
- * built by its mappers (`exportRecordFrom`, `csvFieldsLine`): a JSON line is `JSON.stringify` of
+ * built by its mappers (`exportRecordFrom`, `csvRawLine`): a JSON line is `JSON.stringify` of
  * the record, which is what SQLite assembles in SQL.
  *
  * Streamed in keyset batches (`id > last ORDER BY id LIMIT n`, one short query each, outcomes
@@ -101,32 +102,6 @@ export async function* exportRecordsPostgres(pool: pg.Pool, location: string, fi
   for await (const records of prefetched(fetch)) yield* records;
 }
 
-/** A row of the CSV query, positionally (the columns `csvFieldsLine` writes, in its order). */
-type CsvRaw = [
-  number,
-  number,
-  number | null,
-  string,
-  string | null,
-  string | null,
-  number | null,
-  string | null,
-  string | null,
-  string | null,
-  string,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  boolean,
-  number,
-  number,
-  number,
-  string,
-  string,
-  string,
-];
-
 /**
  * CSV rows: only the columns the CSV has (never the stored JSON), the outcome counts in one
  * aggregate per invocation (SQLite counts with three index lookups; here one lateral pass over
@@ -147,34 +122,8 @@ async function* csvLines(pool: pg.Pool, location: string, filter: InvocationFilt
     try {
       const rows = (await pool.query<CsvRaw>({ text, values: [...params, last], rowMode: 'array' })).rows;
       if (rows.length === 0) return null;
-      const lines = rows.map(
-        (r) =>
-          `${csvFieldsLine({
-            id: r[0],
-            startedAt: r[1],
-            durationUs: r[2],
-            point: r[3],
-            eventName: r[4],
-            sessionId: r[5],
-            turn: r[6],
-            toolName: r[7],
-            toolUseId: r[8],
-            agent: r[9],
-            status: r[10],
-            decision: r[11],
-            decisiveHookId: r[12],
-            reasonCode: r[13],
-            message: r[14],
-            modified: r[15],
-            hooks: r[16],
-            failures: r[17],
-            timeouts: r[18],
-            hookSetName: r[19],
-            hookSetVersion: r[20],
-            hookSetFingerprint: r[21],
-          })}\r\n`,
-      );
-      return { rows: lines, last: rows[rows.length - 1]![0] };
+      const lines = rows.map(csvRawLine);
+      return { rows: lines, last: Number(rows[rows.length - 1]![0]) };
     } catch (error) {
       throw asReadError(location, 'export', error);
     }

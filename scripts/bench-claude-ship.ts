@@ -1,6 +1,6 @@
 /**
  * What automatic shipping costs the hook (docs/ship.md, "Set it once"): the time of
- * `hookledger claude` (the built bundle, dist/bundle/claude.mjs) for a Stop event, measured side
+ * `hookledger claude` (the built bundle, dist/bundle/claude.cjs) for a Stop event, measured side
  * by side in one run, interleaved:
  *
  *   node -e 0                      the floor: a Node process doing nothing
@@ -30,7 +30,7 @@ import { autoShipFiles, readShipStatus } from '../src/ship/auto-files.js';
 import { triggerAutoShip } from '../src/ship/auto-trigger.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 30);
-const bundle = join(root, 'dist', 'bundle', 'claude.mjs');
+const bundle = join(root, 'dist', 'bundle', 'claude.cjs');
 const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-ship-'));
 const db = join(work, 'ledger.db');
 const hooks = join(work, 'hooks.json');

@@ -7,8 +7,10 @@
  *   BENCH_ONLY=serve npm run bench:claude     (only (b); BENCH_ONLY=per-event: only (a) and (c))
  *
  * (a) `hookledger claude` per event (a process per event, as Claude Code starts it), wall
- *     time p50/p99 against `node -e 0`: from the compiled files (what `npm run build` makes),
- *     from the esbuild bundle (scripts/build-bundle.ts), with a .js config and a .ts config.
+ *     time p50/p99 and CPU time (user + system) against `node -e 0` in the same run: first the
+ *     exact command `install-claude` writes (node on the bundle's launcher, dist/bundle/claude.cjs,
+ *     with a 3-hook .mjs config), run through `sh -c` as Claude Code does; then the same
+ *     without the shell, the compiled files (what `npm run build` makes), and a .ts config.
  * (b) `hookledger serve`: round trip of a PreToolUse event through POST /claude with 3
  *     hooks, at 1 and at 16 concurrent clients (keep-alive), p50/p99 and invocations/s.
  * (c) the same 3 hooks as Claude Code command hooks: a Node process per hook, run in
@@ -22,15 +24,16 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symli
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
 import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
+import { defaultHookledgerBin, hookledgerCommand } from '../src/adapters/claude-settings.js';
 import type * as Package from '../src/index.js';
 import type * as Checkpoint from '../src/ledger/checkpoint.js';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const RUNS = Number(process.env.BENCH_RUNS ?? 40);
 const ONLY = process.env.BENCH_ONLY;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const TOKEN = 'bench-token-0123456789abcdef0123';
@@ -62,12 +65,13 @@ async function prepare(): Promise<void> {
     target: 'node20',
     logLevel: 'error',
   });
-  await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.mjs'));
+  await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.cjs'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
 
   writeFileSync(join(work, 'hooks.js'), BENCH_HOOKS_JS);
+  writeFileSync(join(work, 'hooks.mjs'), BENCH_HOOKS_JS);
   writeFileSync(
     join(work, 'hooks.ts'),
     `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${BENCH_HOOKS} };\n`,
@@ -88,6 +92,8 @@ async function prepare(): Promise<void> {
 interface Row {
   label: string;
   samples: number[];
+  /** CPU time (user + system) of the process per run, ms, where measured. */
+  cpu?: number[];
   note?: string;
 }
 
@@ -96,66 +102,108 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Wall time of one process from spawn to exit, ms. */
-function timeProcess(cmd: string, args: string[], input: string | null): Promise<{ ms: number; code: number | null; stdout: string }> {
+function timeProcess(
+  cmd: string,
+  args: string[],
+  input: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ms: number; code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const child = spawn(cmd, args, { cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: work, env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
+    let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.resume();
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, code, stdout }));
+    child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, code, stdout, stderr }));
     child.stdin.on('error', () => {});
     child.stdin.end(input ?? '');
   });
 }
 
+/**
+ * CPU time (user + system) of a process, ms: bash's `times` after it, whose second line is
+ * what its children used, to the millisecond. Less sensitive to a loaded machine than wall time.
+ */
+async function cpuOf(cmd: string, args: string[], input: string | null, env?: NodeJS.ProcessEnv): Promise<number> {
+  const { stderr } = await timeProcess('bash', ['-c', '"$@"; times >&2', 'bash', cmd, ...args], input, env);
+  const children = stderr.trim().split('\n').at(-1) ?? '';
+  const [user, system] = [...children.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60_000 + Number(m[2]) * 1000);
+  if (user === undefined || system === undefined) throw new Error(`no CPU times from bash: ${stderr.slice(-200)}`);
+  return user + system;
+}
+
+/**
+ * The command `install-claude` writes for this package and a 3-hook .mjs config in the project
+ * (bin, flags and quoting from the same functions), with `--db` added to keep the ledger here.
+ */
+function installedCommand(db: string): string {
+  const { bin } = defaultHookledgerBin(work, work);
+  return hookledgerCommand({ bin, configPath: join(work, 'hooks.mjs'), dbPath: db, projectDir: work });
+}
+
 async function perEventRows(): Promise<Row[]> {
   const db = join(work, 'per-event.db');
   const node = process.execPath;
-  const cases: { label: string; run: () => Promise<number>; note?: string }[] = [
-    { label: 'node -e 0 (baseline)', run: async () => (await timeProcess(node, ['-e', '0'], null)).ms },
+  const installed = installedCommand(db);
+  // Claude Code runs a command hook through the shell, with the project directory in the environment.
+  const claudeEnv = { ...process.env, CLAUDE_PROJECT_DIR: work };
+  const bundle = [join(work, 'dist/bundle/claude.cjs'), 'claude', '--config', 'hooks.mjs', '--db', db];
+  const cases: { label: string; cmd: string; args: string[]; input: string | null; env?: NodeJS.ProcessEnv; check?: boolean }[] = [
+    { label: 'node -e 0 (baseline)', cmd: node, args: ['-e', '0'], input: null },
     {
-      label: 'claude, compiled dist, .js config',
-      run: () => checked(node, [join(work, 'dist/cli/bin.js'), 'claude', '--config', 'hooks.js', '--db', db]),
+      label: 'claude as installed (sh -c), .mjs config',
+      cmd: '/bin/sh',
+      args: ['-c', installed],
+      input: PAYLOAD,
+      env: claudeEnv,
+      check: true,
     },
+    { label: 'claude, bundle, .mjs config (no shell)', cmd: node, args: bundle, input: PAYLOAD, check: true },
     {
-      label: 'claude, bundle, .js config',
-      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.js', '--db', db]),
+      label: 'claude, compiled dist, .mjs config',
+      cmd: node,
+      args: [join(work, 'dist/cli/bin.js'), 'claude', '--config', 'hooks.mjs', '--db', db],
+      input: PAYLOAD,
+      check: true,
     },
     {
       label: 'claude, bundle, .ts config (tsx)',
-      run: () => checked(node, [join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.ts', '--db', db]),
+      cmd: node,
+      args: [...bundle.slice(0, 3), 'hooks.ts', ...bundle.slice(4)],
+      input: PAYLOAD,
+      check: true,
     },
-    {
-      label: 'Claude Code: 1 hook = 1 node process',
-      run: async () => (await timeProcess(node, [join(work, 'cc-hook-1.mjs')], PAYLOAD)).ms,
-    },
-    {
-      label: 'Claude Code: 3 hooks, 3 processes in parallel',
-      run: async () => {
-        const t0 = process.hrtime.bigint();
-        await Promise.all([0, 1, 2].map((i) => timeProcess(node, [join(work, `cc-hook-${i}.mjs`)], PAYLOAD)));
-        return Number(process.hrtime.bigint() - t0) / 1e6;
-      },
-    },
+    { label: 'Claude Code: 1 hook = 1 node process', cmd: node, args: [join(work, 'cc-hook-1.mjs')], input: PAYLOAD },
   ];
-  const rows: Row[] = cases.map((c) => ({ label: c.label, samples: [] }));
-  // Warm the file cache and create the ledger once.
-  for (const c of cases) await c.run();
+  const rows: Row[] = cases.map((c) => ({ label: c.label, samples: [], cpu: [] }));
+  const parallel: Row = { label: 'Claude Code: 3 hooks, 3 processes in parallel', samples: [] };
+  const runParallel = async () => {
+    const t0 = process.hrtime.bigint();
+    await Promise.all([0, 1, 2].map((i) => timeProcess(node, [join(work, `cc-hook-${i}.mjs`)], PAYLOAD)));
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  process.stderr.write(`installed command: ${installed}\n`);
+  // Warm the file cache, write the V8 code cache and create the ledger once.
+  for (const c of cases) await timeProcess(c.cmd, c.args, c.input, c.env);
   for (let r = 0; r < RUNS; r += 1) {
-    for (const [i, c] of cases.entries()) rows[i]!.samples.push(await c.run());
+    for (const [i, c] of cases.entries()) {
+      const run = await timeProcess(c.cmd, c.args, c.input, c.env);
+      if (c.check) checked(run, c.label);
+      rows[i]!.samples.push(run.ms);
+      rows[i]!.cpu!.push(await cpuOf(c.cmd, c.args, c.input, c.env));
+    }
+    parallel.samples.push(await runParallel());
   }
-  return rows;
+  return [...rows, parallel];
 }
 
-/** Runs the adapter and checks it really denied, so a broken build cannot post a fast time. */
-async function checked(cmd: string, args: string[]): Promise<number> {
-  const { ms, code, stdout } = await timeProcess(cmd, args, PAYLOAD);
-  if (code !== 0 || !stdout.includes('"permissionDecision":"deny"') || stdout.includes('could not decide')) {
-    throw new Error(`${relative(work, args[0]!)} did not deny (exit ${code}): ${stdout.slice(0, 300)}`);
+/** Checks the adapter really denied, so a broken build cannot post a fast time. */
+function checked(run: { code: number | null; stdout: string }, label: string): void {
+  if (run.code !== 0 || !run.stdout.includes('"permissionDecision":"deny"') || run.stdout.includes('could not decide')) {
+    throw new Error(`${label} did not deny (exit ${run.code}): ${run.stdout.slice(0, 300)}`);
   }
-  return ms;
 }
 
 async function serveRows(): Promise<Row[]> {
@@ -339,21 +387,30 @@ function sortedSamples(samples: number[]): number[] {
   return [...samples].sort((a, b) => a - b);
 }
 
-function render(rows: Row[], baseline: number): string {
+function render(rows: Row[], baseline: number, cpuBaseline: number | null): string {
   const lines = [
-    `| ${'what'.padEnd(46)} | ${'p50 ms'.padStart(7)} | ${'p99 ms'.padStart(7)} | ${'p50 / node -e 0'.padStart(15)} | note`,
-    `|${'-'.repeat(48)}|${'-'.repeat(9)}|${'-'.repeat(9)}|${'-'.repeat(17)}|------`,
+    `| ${'what'.padEnd(46)} | ${'p50 ms'.padStart(7)} | ${'p99 ms'.padStart(7)} | ${'p50 / node -e 0'.padStart(15)} | ${'CPU p50 ms'.padStart(10)} | ${'CPU / node -e 0'.padStart(15)} | note`,
+    `|${'-'.repeat(48)}|${'-'.repeat(9)}|${'-'.repeat(9)}|${'-'.repeat(17)}|${'-'.repeat(12)}|${'-'.repeat(17)}|------`,
   ];
   for (const row of rows) {
     const sorted = [...row.samples].sort((a, b) => a - b);
     const p50 = percentile(sorted, 50);
+    const cpu =
+      row.cpu && row.cpu.length > 0
+        ? percentile(
+            [...row.cpu].sort((a, b) => a - b),
+            50,
+          )
+        : null;
+    const cpuCells = cpu === null ? ['', ''] : [cpu.toFixed(1), cpuBaseline === null ? '' : `${(cpu / cpuBaseline).toFixed(2)}x`];
     lines.push(
-      `| ${row.label.padEnd(46)} | ${p50.toFixed(2).padStart(7)} | ${percentile(sorted, 99).toFixed(2).padStart(7)} | ${`${(p50 / baseline).toFixed(2)}x`.padStart(15)} | ${row.note ?? `n=${row.samples.length}`}`,
+      `| ${row.label.padEnd(46)} | ${p50.toFixed(2).padStart(7)} | ${percentile(sorted, 99).toFixed(2).padStart(7)} | ${`${(p50 / baseline).toFixed(2)}x`.padStart(15)} | ${cpuCells[0]!.padStart(10)} | ${cpuCells[1]!.padStart(15)} | ${row.note ?? `n=${row.samples.length}`}`,
     );
   }
   return lines.join('\n');
 }
 
+const loadAtStart = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
 await prepare();
 const perEvent = ONLY === 'serve' ? [] : await perEventRows();
 const served = ONLY === 'per-event' ? [] : await serveRows();
@@ -364,11 +421,20 @@ const baseline = percentile(
   [...floorSamples].sort((a, b) => a - b),
   50,
 );
-const load = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
+const cpuFloor = perEvent[0]?.cpu ?? [];
+const cpuBaseline =
+  cpuFloor.length > 0
+    ? percentile(
+        [...cpuFloor].sort((a, b) => a - b),
+        50,
+      )
+    : null;
+const loadNow = () => spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
 process.stdout.write(
-  `hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${load}, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n\n`,
+  `hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${loadAtStart} at the start and ${loadNow()} at the end, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n` +
+    `wall time: spawn to exit, p50/p99; CPU: user + system of the process (bash \`times\`), p50; ratios against node -e 0 measured in the same run\n\n`,
 );
-process.stdout.write(`${render([...perEvent, ...served], baseline)}\n`);
+process.stdout.write(`${render([...perEvent, ...served], baseline, cpuBaseline)}\n`);
 const tailRatio = (label: string) => {
   const row = served.find((r) => r.label.startsWith(label));
   if (row === undefined) return 'n/a';

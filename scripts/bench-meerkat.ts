@@ -27,8 +27,8 @@ const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-meerkat-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 // The bundles find migrations/ and node_modules/ two levels above themselves.
 for (const name of ['migrations', 'node_modules']) symlinkSync(join(root, name), join(work, name));
-await buildHookBundle('claude', join(work, 'dist', 'bundle', 'claude.mjs'));
-await buildHookBundle('meerkat', join(work, 'dist', 'bundle', 'meerkat.mjs'));
+await buildHookBundle('claude', join(work, 'dist', 'bundle', 'claude.cjs'));
+await buildHookBundle('meerkat', join(work, 'dist', 'bundle', 'meerkat.cjs'));
 writeFileSync(
   join(work, 'hooks.mjs'),
   `export const hooks = { name: 'bench', version: '1', hooks: [
@@ -60,12 +60,12 @@ const rows: { label: string; run: () => Promise<number>; samples: number[] }[] =
   { label: 'node -e 0 (baseline)', run: () => timed(['-e', '0'], '', null), samples: [] },
   {
     label: 'claude, bundle, .mjs config',
-    run: () => timed([join(work, 'dist/bundle/claude.mjs'), '--config', 'hooks.mjs', '--db', 'c.db'], CLAUDE, /"deny"/),
+    run: () => timed([join(work, 'dist/bundle/claude.cjs'), '--config', 'hooks.mjs', '--db', 'c.db'], CLAUDE, /"deny"/),
     samples: [],
   },
   {
     label: 'meerkat, bundle, .mjs config',
-    run: () => timed([join(work, 'dist/bundle/meerkat.mjs'), '--config', 'hooks.mjs', '--db', 'm.db'], MEERKAT, /"deny"/),
+    run: () => timed([join(work, 'dist/bundle/meerkat.cjs'), '--config', 'hooks.mjs', '--db', 'm.db'], MEERKAT, /"deny"/),
     samples: [],
   },
 ];

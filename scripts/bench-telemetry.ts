@@ -154,6 +154,7 @@ async function baselineBundle(): Promise<{ launcher: string; ref: string }> {
   const { buildClaudeBundle } = (await import(pathToFileURL(join(dir, 'scripts/build-bundle.ts')).href)) as {
     buildClaudeBundle: (out: string) => Promise<string>;
   };
+  // An older build-bundle.ts takes the .mjs launcher's path; a newer one maps it to claude.cjs.
   return { launcher: await buildClaudeBundle(join(dir, 'dist', 'bundle', 'claude.mjs')), ref: git('rev-parse', '--short', ref) };
 }
 
@@ -179,7 +180,7 @@ function timeProcess(args: string[], env: NodeJS.ProcessEnv, input: string | nul
 
 async function startUp(live: string): Promise<(string | number)[][]> {
   const baseline = await baselineBundle();
-  const current = join(root, 'dist', 'bundle', 'claude.mjs');
+  const current = join(root, 'dist', 'bundle', 'claude.cjs');
   const claude = (launcher: string, db: string) => [launcher, '--config', 'hooks.mjs', '--db', join(work, db)];
   const cases = [
     { label: 'node -e 0', run: () => timeProcess(['-e', '0'], {}, null) },
@@ -194,7 +195,8 @@ async function startUp(live: string): Promise<(string | number)[][]> {
   for (const c of cases) await c.run(); // warm the page cache, write the V8 code caches, create the ledgers
   for (let r = 0; r < RUNS; r++) for (const [i, c] of cases.entries()) samples[i]!.push(await c.run());
   const before = stats(samples[1]!);
-  const size = (launcher: string) => `${Math.round(statSync(launcher.replace(/\.mjs$/, '.cjs')).size / 1024)} KiB`;
+  const size = (launcher: string) =>
+    `${Math.round(statSync(launcher.endsWith('.mjs') ? launcher.replace(/\.mjs$/, '.cjs') : launcher.replace(/\.cjs$/, '-bundle.cjs')).size / 1024)} KiB`;
   console.log(`bundle size: before ${size(baseline.launcher)}, now ${size(current)}`);
   return cases.map((c, i) => {
     const s = stats(samples[i]!);

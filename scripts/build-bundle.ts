@@ -1,70 +1,111 @@
 /**
  * Bundles the `hookledger claude` path into one ES module with esbuild (already installed as
  * tsx's dependency), so the process Claude Code starts for every event parses one file
- * instead of resolving a few hundred modules. better-sqlite3 (native) and tsx (only loaded
- * for .ts configs) stay external.
+ * instead of resolving a few hundred modules. tsx (only loaded for .ts configs) stays
+ * external, and so does better-sqlite3's native addon.
  *
- *   node --import tsx scripts/build-bundle.ts [OUT]     default dist/bundle/claude.mjs
- *   node dist/bundle/claude.mjs --config hooks.json     (the same flags as `hookledger claude`)
+ *   node --import tsx scripts/build-bundle.ts [OUT]     default dist/bundle/claude.cjs
+ *   node dist/bundle/claude.cjs --config hooks.json     (the same flags as `hookledger claude`)
  *
  * The bundle must sit two directories below the package root (like dist/ledger/paths.js),
  * because the migrations folder is found relative to it.
  */
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const packageRootDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * Writes the bundle as CommonJS (`claude.cjs`) plus a small ES-module launcher (`claude.mjs`)
- * that runs it through `vm.Script` with a V8 code cache (`claude.cjs.cache`, written after
- * the first run). Compiling 600 KB of JavaScript is a large share of a process that lives for
- * one event; with the cache V8 skips it (the technique of the v8-compile-cache package; Node 20
- * has no built-in module compile cache).
+ * Writes the bundle as CommonJS (`claude-bundle.cjs`) plus two small launchers that run it
+ * through `vm.Script` with a V8 code cache (`claude-bundle.cjs.cache`, written after the first
+ * run): `claude.cjs`, what install-claude writes, and `claude.mjs`, which settings written by
+ * earlier versions name. Compiling 600 KB of JavaScript is a large share of a process that
+ * lives for one event; with the cache V8 skips it (the technique of the v8-compile-cache
+ * package; Node 20 has no built-in module compile cache). The launcher is CommonJS because an
+ * ES-module entry alone costs about 4 ms more (Node's ESM loader), and a `.mjs`/`.js` config
+ * is then loaded with `require()` where Node can (src/runtimes/import-module.ts).
+ * better-sqlite3's JavaScript is bundled too (its native addon stays a separate file, found
+ * the way the package itself finds it): requiring it from node_modules cost about 4 ms.
  */
-export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', 'bundle', 'claude.mjs')): Promise<string> {
+export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', 'bundle', 'claude.cjs')): Promise<string> {
   return buildHookBundle('claude', outFile);
 }
 
-/** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.mjs, from src/cli/<name>-bin.ts. */
+/** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.cjs, from src/cli/<name>-bin.ts. */
 export const HOOK_BUNDLES = ['claude', 'codex', 'gemini', 'meerkat'] as const;
 
-/** Builds one agent's bundle (see {@link buildClaudeBundle}). */
+/** Builds one agent's bundle (see {@link buildClaudeBundle}); returns the CommonJS launcher's path. */
 export async function buildHookBundle(
   name: (typeof HOOK_BUNDLES)[number],
-  outFile = join(packageRootDir, 'dist', 'bundle', `${name}.mjs`),
+  outFile = join(packageRootDir, 'dist', 'bundle', `${name}.cjs`),
 ): Promise<string> {
-  const cjsFile = outFile.replace(/\.mjs$/, '.cjs');
+  const launcher = outFile.replace(/\.[cm]?js$/, '.cjs');
+  const codeFile = launcher.replace(/\.cjs$/, '-bundle.cjs');
   await build({
     entryPoints: [join(packageRootDir, 'src', 'cli', `${name}-bin.ts`)],
-    outfile: cjsFile,
+    outfile: codeFile,
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
     minify: true,
     legalComments: 'none',
-    external: ['better-sqlite3', 'tsx', 'tsx/*'],
+    external: ['tsx', 'tsx/*'],
+    plugins: [sqliteAddonLocator],
     // The sources locate files (migrations, the worker program) from import.meta.url.
     define: { 'import.meta.url': '__hookledgerModuleUrl' },
     banner: { js: "const __hookledgerModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
     logLevel: 'warning',
   });
-  rmSync(`${cjsFile}.cache`, { force: true });
-  writeFileSync(outFile, LAUNCHER.replaceAll('claude.cjs', basename(cjsFile)));
-  return outFile;
+  rmSync(`${codeFile}.cache`, { force: true });
+  writeFileSync(launcher, LAUNCHER.replaceAll('claude-bundle.cjs', basename(codeFile)));
+  writeFileSync(launcher.replace(/\.cjs$/, '.mjs'), ESM_LAUNCHER.replaceAll('claude.cjs', basename(launcher)));
+  return launcher;
 }
 
-const LAUNCHER = `// Generated by scripts/build-bundle.ts: runs claude.cjs with a V8 code cache.
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+/**
+ * better-sqlite3 loads its addon through the `bindings` package, which finds the package root
+ * from the caller's stack: inside the bundle that would be hookledger's root. This stands in
+ * for it and asks the installed better-sqlite3 package instead (build/Release, where both a
+ * compiled and a prebuilt addon are), falling back to `bindings` itself rooted there.
+ */
+const sqliteAddonLocator: Plugin = {
+  name: 'better-sqlite3-addon',
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, (args) =>
+      args.namespace === 'sqlite-addon'
+        ? { path: 'bindings', external: true }
+        : args.importer.includes(`${sep}better-sqlite3${sep}`)
+          ? { path: 'bindings', namespace: 'sqlite-addon' }
+          : undefined,
+    );
+    b.onResolve({ filter: /^better-sqlite3\/package\.json$/ }, () => ({ path: 'better-sqlite3/package.json', external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
+      loader: 'js',
+      contents: `const { dirname, join } = require('node:path');
+module.exports = function bindings(name) {
+  const root = dirname(require.resolve('better-sqlite3/package.json'));
+  try {
+    return require(join(root, 'build', 'Release', name));
+  } catch (error) {
+    if (error && error.code !== 'MODULE_NOT_FOUND') throw error;
+    return require('bindings')({ bindings: name, module_root: root });
+  }
+};`,
+    }));
+  },
+};
 
-const file = fileURLToPath(new URL('./claude.cjs', import.meta.url));
+const LAUNCHER = `// Generated by scripts/build-bundle.ts: runs claude-bundle.cjs with a V8 code cache.
+'use strict';
+const { readFileSync, renameSync, writeFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const { join } = require('node:path');
+const vm = require('node:vm');
+
+const file = join(__dirname, 'claude-bundle.cjs');
 const cacheFile = file + '.cache';
 let cachedData;
 try {
@@ -78,7 +119,8 @@ const script = new vm.Script('(function (exports, require, module, __filename, _
 globalThis.__hookledgerImport = (specifier) => import(specifier);
 if (cachedData === undefined || script.cachedDataRejected) {
   // After the work (functions compiled lazily during the run are included); written atomically,
-  // and silently skipped where the package directory is read-only.
+  // and silently skipped where the package directory is read-only. A cache V8 rejects (another
+  // Node version, a corrupt file) only costs the compile: it is rewritten here.
   process.once('exit', () => {
     try {
       const tmp = cacheFile + '.' + process.pid;
@@ -87,8 +129,15 @@ if (cachedData === undefined || script.cachedDataRejected) {
     } catch {}
   });
 }
-const module = { exports: {} };
-script.runInThisContext()(module.exports, createRequire(file), module, file, dirname(file));
+const bundled = { exports: {} };
+script.runInThisContext()(bundled.exports, createRequire(file), bundled, file, __dirname);
+`;
+
+/** For settings that name the ES-module launcher (written before claude.cjs existed). */
+const ESM_LAUNCHER = `// Generated by scripts/build-bundle.ts: the same as claude.cjs, for settings that name this file.
+import { createRequire } from 'node:module';
+
+createRequire(import.meta.url)('./claude.cjs');
 `;
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -149,15 +149,15 @@ export function writeConfigText(path: string, text: string): void {
 
 /**
  * How the agent starts hookledger unless `--bin` says otherwise: node on this package's
- * single-file bundle for the agent (dist/bundle/NAME.mjs) when built, else `hookledger` from
+ * single-file bundle for the agent (dist/bundle/NAME.cjs) when built, else `hookledger` from
  * PATH. With `projectDir`, a package installed in the project is written relative to the
  * agent's project variable (`projectVar`), so a committed file works in every checkout.
  */
 export function defaultAgentBin(packageRoot: string, bundle: 'codex' | 'gemini', projectDir?: string, projectVar?: string) {
-  if (!existsSync(join(packageRoot, 'dist', 'bundle', `${bundle}.mjs`))) return { bin: 'hookledger', machineSpecific: false };
+  if (!existsSync(join(packageRoot, 'dist', 'bundle', `${bundle}.cjs`))) return { bin: 'hookledger', machineSpecific: false };
   const claude = defaultHookledgerBin(packageRoot, projectVar ? projectDir : undefined);
   // Same package location as the Claude bundle, the agent's own bundle file beside it.
-  const bin = claude.bin.replace(/claude\.mjs(["']?)$/, `${bundle}.mjs$1`);
+  const bin = claude.bin.replace(/claude\.cjs(["']?)$/, `${bundle}.cjs$1`);
   return {
     bin: projectVar ? bin.replaceAll('$CLAUDE_PROJECT_DIR', projectVar) : bin,
     machineSpecific: claude.machineSpecific || (projectDir !== undefined && !projectVar),
@@ -188,5 +188,5 @@ export function agentHookCommand(options: {
 /** True for a handler running `hookledger SUBCOMMAND` (or the agent's bundle). */
 export function isHookledgerCommand(handler: AgentHandler, subcommand: 'codex' | 'gemini'): boolean {
   if (handler.type !== 'command' || typeof handler.command !== 'string') return false;
-  return new RegExp(`(^|[\\s/"'])(hookledger(\\.js)?|${subcommand}\\.mjs)["']?\\s+${subcommand}(\\s|$)`).test(handler.command);
+  return new RegExp(`(^|[\\s/"'])(hookledger(\\.js)?|${subcommand}\\.[cm]js)["']?\\s+${subcommand}(\\s|$)`).test(handler.command);
 }

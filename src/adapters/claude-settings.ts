@@ -164,7 +164,7 @@ export interface DefaultBin {
  * (pnpm's store path or an `npm link` target would not exist elsewhere).
  */
 export function defaultHookledgerBin(packageRoot: string, projectDir?: string): DefaultBin {
-  const bundle = join('dist', 'bundle', 'claude.mjs');
+  const bundle = join('dist', 'bundle', 'claude.cjs');
   if (!existsSync(join(packageRoot, bundle))) return { bin: 'hookledger', machineSpecific: false };
   let root = packageRoot;
   if (projectDir) {
@@ -186,8 +186,8 @@ function sameFile(a: string, b: string): boolean {
 /** A handler hookledger wrote: a `hookledger … claude` command, or an http handler on a hookledger /claude URL. */
 export function isHookledgerHandler(handler: ClaudeHandler): boolean {
   if (handler.type === 'command' && typeof handler.command === 'string') {
-    // `hookledger claude`, `bin/hookledger.js claude`, or the bundle: `dist/bundle/claude.mjs claude`.
-    return /(^|[\s/"'])(hookledger(\.js)?|claude\.mjs)["']?\s+claude(\s|$)/.test(handler.command);
+    // `hookledger claude`, `bin/hookledger.js claude`, or the bundle: `dist/bundle/claude.cjs claude` (`claude.mjs` before).
+    return /(^|[\s/"'])(hookledger(\.js)?|claude\.[cm]js)["']?\s+claude(\s|$)/.test(handler.command);
   }
   if (handler.type === 'http' && typeof handler.url === 'string') {
     return /\/(v1\/)?claude\/?$/.test(handler.url) && JSON.stringify(handler.headers ?? {}).includes('HOOKLEDGER_TOKEN');

@@ -87,7 +87,7 @@ export function isHookledgerEntry(entry: unknown): boolean {
   if (!runtime || typeof runtime !== 'object') return false;
   if (runtime.type === 'command') {
     const words = [runtime.command, ...(Array.isArray(runtime.args) ? runtime.args : [])].filter((w): w is string => typeof w === 'string');
-    return words.some((w) => /(^|\/)(hookledger(\.js)?|meerkat\.mjs)$/.test(w)) && words.includes('meerkat');
+    return words.some((w) => /(^|\/)(hookledger(\.js)?|meerkat\.[cm]js)$/.test(w)) && words.includes('meerkat');
   }
   if (runtime.type === 'http') return typeof runtime.url === 'string' && /\/(v1\/)?meerkat\/?$/.test(runtime.url);
   return false;

@@ -1,5 +1,5 @@
 import { command } from './commands/claude.js';
 import { runHookBin } from './hook-bin.js';
 
-/** The entry of dist/bundle/claude.mjs (see hook-bin.ts). */
+/** The entry of dist/bundle/claude.cjs (see hook-bin.ts). */
 runHookBin('claude', command);

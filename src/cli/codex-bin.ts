@@ -1,5 +1,5 @@
 import { command } from './commands/codex.js';
 import { runHookBin } from './hook-bin.js';
 
-/** The entry of dist/bundle/codex.mjs (see hook-bin.ts). */
+/** The entry of dist/bundle/codex.cjs (see hook-bin.ts). */
 runHookBin('codex', command);

@@ -1,5 +1,5 @@
 import { command } from './commands/gemini.js';
 import { runHookBin } from './hook-bin.js';
 
-/** The entry of dist/bundle/gemini.mjs (see hook-bin.ts). */
+/** The entry of dist/bundle/gemini.cjs (see hook-bin.ts). */
 runHookBin('gemini', command);

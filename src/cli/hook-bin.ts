@@ -1,13 +1,15 @@
+import { writeSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { config as zodConfig } from 'zod';
 import { describeThrown } from '../domain/errors.js';
 import type { Command } from './command.js';
-import type { CliIo } from './io.js';
+import { readStdinSync, type CliIo } from './io.js';
 
 /**
  * A direct entry for one agent's command hook (`hookledger claude`, `codex`, `gemini`),
  * without command discovery: what the esbuild bundles (`scripts/build-bundle.ts` →
- * dist/bundle/NAME.mjs) start from, so that the process an agent starts per event loads one
+ * dist/bundle/NAME.cjs) start from, so that the process an agent starts per event loads one
  * file. Never exits 1: a flag it cannot parse is answered like any other failure to decide
  * (exit 2, the reason on stderr).
  */
@@ -15,8 +17,8 @@ export function runHookBin(name: string, command: Command, argv: string[] = proc
   // One event per process: zod's JIT (compiling each schema's parser with new Function on first
   // use) costs more than it saves when every schema is used about once.
   zodConfig({ jitless: true });
-  const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
-  const finish = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  const io = fdIo();
+  const finish = (code: number) => io.stdout.write('', () => io.stderr.write('', () => process.exit(code)));
   let values;
   try {
     ({ values } = parseArgs({
@@ -26,12 +28,48 @@ export function runHookBin(name: string, command: Command, argv: string[] = proc
       strict: true,
     }));
   } catch (error) {
-    process.stderr.write(`hookledger could not decide: ${name}: ${describeThrown(error)}\n`);
+    io.stderr.write(`hookledger could not decide: ${name}: ${describeThrown(error)}\n`);
     finish(2);
     return;
   }
   command.run({ values, positionals: [] }, io).then(finish, (error: unknown) => {
-    process.stderr.write(`hookledger could not decide: ${describeThrown(error)}\n`);
+    io.stderr.write(`hookledger could not decide: ${describeThrown(error)}\n`);
     finish(2);
   });
+}
+
+/**
+ * The process's stdio without `process.stdin`/`stdout`/`stderr`, which for pipes (how every
+ * agent starts a hook) are net.Sockets: creating them costs about 6 ms of a process that
+ * starts for one event. Writes go straight to the descriptor; one that would block (a
+ * non-blocking pipe that is full) hands the rest to the process stream, and `write('', cb)`
+ * then waits for it to drain.
+ */
+function fdIo(): CliIo {
+  const writer = (fd: 1 | 2, stream: () => NodeJS.WritableStream) => {
+    let handedOver: NodeJS.WritableStream | null = null;
+    return new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        if (handedOver !== null) return void handedOver.write(chunk, () => callback());
+        let offset = 0;
+        try {
+          while (offset < chunk.length) offset += writeSync(fd, chunk, offset);
+          callback();
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return callback(error as Error);
+          handedOver = stream();
+          handedOver.write(chunk.subarray(offset), () => callback());
+        }
+      },
+    });
+  };
+  return {
+    stdout: writer(1, () => process.stdout),
+    stderr: writer(2, () => process.stderr),
+    get stdin() {
+      return process.stdin;
+    },
+    env: process.env,
+    readStdin: () => readStdinSync(() => process.stdin),
+  };
 }

@@ -46,7 +46,7 @@ export async function runHookCommand(
   try {
     return await body(
       {
-        input: readAll(io.stdin),
+        input: io.readStdin ? io.readStdin() : readAll(io.stdin),
         loadHookSet: async () => {
           if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
           return loadHookSet(configPath);

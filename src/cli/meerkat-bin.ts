@@ -9,7 +9,7 @@ import type { CliIo } from './io.js';
 
 /**
  * A direct entry for `hookledger meerkat`, without command discovery: what the esbuild bundle
- * (`scripts/build-bundle.ts` → dist/bundle/meerkat.mjs) starts from, so that the process
+ * (`scripts/build-bundle.ts` → dist/bundle/meerkat.cjs) starts from, so that the process
  * meerkat starts per invocation loads one file. Always exits 0 with an answer: a flag it
  * cannot parse is answered like any other failure to decide (the error policy's answer).
  */

@@ -5,7 +5,7 @@ import { ConfigError, describeThrown } from '../domain/errors.js';
 import { declarativeHookSetSchema, resolveHookSet, type HookSet } from '../domain/hooks.js';
 import { formatIssues } from '../domain/results.js';
 import type * as TsxApi from 'tsx/esm/api';
-import { importModule } from '../runtimes/import-module.js';
+import { importModule, importUserModule } from '../runtimes/import-module.js';
 
 /**
  * Loads a hook set: a JSON file of command/http hooks, or a TS/JS module whose default (or
@@ -25,7 +25,7 @@ export async function loadHookSet(path: string): Promise<HookSet> {
       const { tsImport } = (await importModule('tsx/esm/api')) as typeof TsxApi;
       mod = (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
     } else {
-      mod = await importModule(pathToFileURL(file).href);
+      mod = await importUserModule(pathToFileURL(file).href);
     }
   } catch (error) {
     if (error instanceof ConfigError) throw error;

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 
 /**
  * WAL checkpoints off the decision path.
@@ -249,6 +250,8 @@ export class Checkpointer {
     } catch {
       return; // Without a resolvable driver the automatic checkpoint simply stays where it is.
     }
+    // Loaded here, not at the top: a process that starts for one event never gets this far.
+    const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { stat } from 'node:fs';
 import type { Invocation } from '../domain/invocation.js';
 import { readClaudeHookOutput, toClaudePayload, type ProcessOutput } from './claude-wire.js';
 import { readMeerkatHookOutput, toMeerkatPayload } from './meerkat-wire.js';
@@ -112,12 +112,10 @@ async function chooseCwd(hookCwd: string | null, agentCwd: string | null, label:
   return process.cwd();
 }
 
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch {
-    return false;
-  }
+// node:fs's callback form: node:fs/promises would load readline and file-handle streams into
+// every process that starts for one event.
+function isDirectory(path: string): Promise<boolean> {
+  return new Promise((resolve) => stat(path, (error, stats) => resolve(error === null && stats.isDirectory())));
 }
 
 interface RunOptions {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
 import type { WorkerJob, WorkerReply, WorkerTarget } from './worker-protocol.js';
 
@@ -121,6 +122,8 @@ function release(worker: Worker): void {
 }
 
 function spawnWorker(): Worker {
+  // Loaded here, not at the top: most processes (one per agent event) never start a worker.
+  const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
   const entry = entryFile();
   const options = {
     // The parent's flags (a tsx --import, inspector ports) are not the worker's business.
@@ -155,7 +158,7 @@ let entryCache: { kind: 'js'; url: URL } | { kind: 'ts'; url: URL; tsxApi: strin
 
 /**
  * The worker program next to this file (`.ts` under tsx/vitest, `.js` in dist/), or, when
- * this code was bundled (dist/bundle/claude.mjs), the compiled one in dist/runtimes/.
+ * this code was bundled (dist/bundle/claude.cjs), the compiled one in dist/runtimes/.
  */
 function entryFile(): NonNullable<typeof entryCache> {
   if (entryCache) return entryCache;

@@ -22,9 +22,9 @@ export interface WireCase {
   viaCli?: boolean;
 }
 
-/** The bundle an agent starts (dist/bundle/<agent>.mjs), as install-codex / install-gemini write it. */
+/** The bundle an agent starts (dist/bundle/<agent>.cjs), as install-codex / install-gemini write it. */
 function runBundle(agent: string, args: string[], input: string): Promise<CliResult> {
-  const bundle = join(ROOT, 'dist/bundle', `${agent}.mjs`);
+  const bundle = join(ROOT, 'dist/bundle', `${agent}.cjs`);
   if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run npm run build first`);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });

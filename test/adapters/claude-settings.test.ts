@@ -9,7 +9,7 @@ import { tempDir } from '../helpers.js';
 const HOOKS = join(import.meta.dirname, '../fixtures/claude-hooks');
 const ROOT = join(import.meta.dirname, '../..');
 /** The single-file bundle `npm run build` makes; install-claude's default launcher when present. */
-const BUNDLE = join(ROOT, 'dist/bundle/claude.mjs');
+const BUNDLE = join(ROOT, 'dist/bundle/claude.cjs');
 
 /** A settings file as a Claude Code user has it: other settings, their own hooks, one of each unsupported type. */
 function userSettings() {
@@ -255,7 +255,7 @@ describe('install-claude and import-claude', () => {
     writeFileSync(join(dir, 'hooks.json'), JSON.stringify({ name: 'x', hooks: [] }));
     const res = await runCli(['install-claude', '--config', join(dir, 'hooks.json'), '--events', 'PreToolUse', '--print'], { cwd: ROOT });
     expect(res.stderr).toBe('');
-    const bin = existsSync(BUNDLE) ? 'node "$CLAUDE_PROJECT_DIR/dist/bundle/claude.mjs"' : 'hookledger';
+    const bin = existsSync(BUNDLE) ? 'node "$CLAUDE_PROJECT_DIR/dist/bundle/claude.cjs"' : 'hookledger';
     expect(JSON.parse(res.stdout).hooks.PreToolUse[0].hooks[0].command).toBe(`${bin} claude --config ${join(dir, 'hooks.json')}`);
   });
 
@@ -264,21 +264,21 @@ describe('install-claude and import-claude', () => {
     // pnpm layout: the package lives in the store, node_modules/hookledger links to it.
     const stored = join(project, 'node_modules', '.pnpm', 'hookledger@1.0.0', 'node_modules', 'hookledger');
     mkdirSync(join(stored, 'dist', 'bundle'), { recursive: true });
-    writeFileSync(join(stored, 'dist', 'bundle', 'claude.mjs'), '');
+    writeFileSync(join(stored, 'dist', 'bundle', 'claude.cjs'), '');
     symlinkSync(stored, join(project, 'node_modules', 'hookledger'));
-    const inProject = { bin: 'node "$CLAUDE_PROJECT_DIR/node_modules/hookledger/dist/bundle/claude.mjs"', machineSpecific: false };
+    const inProject = { bin: 'node "$CLAUDE_PROJECT_DIR/node_modules/hookledger/dist/bundle/claude.cjs"', machineSpecific: false };
     expect(defaultHookledgerBin(stored, project)).toEqual(inProject);
     expect(defaultHookledgerBin(join(project, 'node_modules', 'hookledger'), project)).toEqual(inProject);
 
     const global = tempDir();
     mkdirSync(join(global, 'dist', 'bundle'), { recursive: true });
-    writeFileSync(join(global, 'dist', 'bundle', 'claude.mjs'), '');
+    writeFileSync(join(global, 'dist', 'bundle', 'claude.cjs'), '');
     expect(defaultHookledgerBin(global, project)).toEqual({
-      bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`,
+      bin: `node ${shellWord(join(global, 'dist/bundle/claude.cjs'))}`,
       machineSpecific: true,
     });
     expect(defaultHookledgerBin(global)).toEqual({
-      bin: `node ${shellWord(join(global, 'dist/bundle/claude.mjs'))}`,
+      bin: `node ${shellWord(join(global, 'dist/bundle/claude.cjs'))}`,
       machineSpecific: false,
     });
     expect(defaultHookledgerBin(tempDir(), project)).toEqual({ bin: 'hookledger', machineSpecific: false });
@@ -293,7 +293,7 @@ describe('install-claude and import-claude', () => {
       const first = await runCli(['install-claude', '--config', 'hooks.json'], { cwd: dir });
       expect(first.code).toBe(0);
       expect(first.stderr).toMatch(
-        /^hookledger: warning: .*settings\.json now holds a machine-specific path \(node \/.*claude\.mjs\) .*npm install -D hookledger.*--local or --bin\n$/,
+        /^hookledger: warning: .*settings\.json now holds a machine-specific path \(node \/.*claude\.cjs\) .*npm install -D hookledger.*--local or --bin\n$/,
       );
       const text = readFileSync(settingsFile, 'utf8');
       expect(JSON.parse(text).hooks.Stop[0].hooks[0].command).toBe(

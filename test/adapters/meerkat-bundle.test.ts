@@ -9,7 +9,7 @@ import { tempDir } from '../helpers.js';
 describe('the single-file meerkat bundle', () => {
   it('answers like `hookledger meerkat`, writes its code cache, and answers an unknown flag with exit 0', async () => {
     const dir = tempDir();
-    const launcher = await buildHookBundle('meerkat', join(dir, 'dist', 'bundle', 'meerkat.mjs'));
+    const launcher = await buildHookBundle('meerkat', join(dir, 'dist', 'bundle', 'meerkat.cjs'));
     for (const name of ['migrations', 'node_modules']) symlinkSync(join(import.meta.dirname, '../..', name), join(dir, name));
     const hooks = join(dir, 'hooks.json');
     writeFileSync(
@@ -28,7 +28,7 @@ describe('the single-file meerkat bundle', () => {
 
     const first = run(['--config', hooks, '--db', join(dir, 'b.db')]);
     expect(first).toMatchObject({ status: 0, stderr: '' });
-    expect(existsSync(`${launcher.replace(/\.mjs$/, '.cjs')}.cache`)).toBe(true);
+    expect(existsSync(`${launcher.replace(/\.cjs$/, '-bundle.cjs')}.cache`)).toBe(true);
     const second = run(['meerkat', '--config', hooks, '--db', join(dir, 'b.db')]);
     expect(second.status).toBe(0);
     const cli = await runCli(['meerkat', '--config', hooks, '--db', join(dir, 'c.db')], { input });

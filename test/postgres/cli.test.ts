@@ -167,13 +167,13 @@ function normalise({ origin: _origin, ...explanation }: Record<string, unknown>)
   );
 }
 
-/** The built claude bundle (dist/bundle/claude.mjs; npm test builds first). */
+/** The built claude bundle (dist/bundle/claude.cjs; npm test builds first). */
 function runBundle(
   args: string[],
   input: Buffer,
   env: NodeJS.ProcessEnv,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(packageRootDir, 'dist', 'bundle', 'claude.mjs'), ...args], {
+  const child = spawn(process.execPath, [join(packageRootDir, 'dist', 'bundle', 'claude.cjs'), ...args], {
     env: { ...process.env, ...env },
   });
   let stdout = '';

@@ -191,7 +191,7 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const commandFor = await install(s);
     for (const event of ['PreToolUse', 'Stop', 'SessionEnd']) {
       expect(commandFor(event)).toMatch(
-        /dist\/bundle\/claude\.mjs claude --config .* --ship-to postgres:\/\/postgres@127\.0\.0\.1:\d+\/auto_/,
+        /dist\/bundle\/claude\.cjs claude --config .* --ship-to postgres:\/\/postgres@127\.0\.0\.1:\d+\/auto_/,
       );
     }
     expect(readFileSync(s.settings, 'utf8')).not.toContain(s.password);

@@ -15,8 +15,8 @@ afterEach(async () => {
 describe('telemetry and the claude bundle', { timeout: 120_000 }, () => {
   it('keeps OpenTelemetry out of the bundle that starts on every event', async () => {
     const dir = tempDir();
-    const launcher = await buildClaudeBundle(join(dir, 'dist', 'bundle', 'claude.mjs'));
-    const code = readFileSync(launcher.replace(/\.mjs$/, '.cjs'), 'utf8');
+    const launcher = await buildClaudeBundle(join(dir, 'dist', 'bundle', 'claude.cjs'));
+    const code = readFileSync(launcher.replace(/\.cjs$/, '-bundle.cjs'), 'utf8');
     expect(code).not.toMatch(/@opentelemetry|OTLPTraceExporter|BatchSpanProcessor|TracerProvider|prom-client/);
     // The cheap part is in it: the settings, the sink and the path to the lazily loaded module.
     expect(code).toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
@@ -33,7 +33,7 @@ describe('telemetry and the claude bundle', { timeout: 120_000 }, () => {
 
   it('the built bundle loads dist/telemetry when telemetry is configured, and exports before exiting', async () => {
     // Built by `npm run build` (npm test builds first).
-    const launcher = join(packageRootDir, 'dist', 'bundle', 'claude.mjs');
+    const launcher = join(packageRootDir, 'dist', 'bundle', 'claude.cjs');
     receiver = await startOtlpReceiver();
     const dir = tempDir();
     const hooks = join(dir, 'hooks.json');

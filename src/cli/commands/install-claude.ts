@@ -41,7 +41,7 @@ export const command: Command = {
               replace or slow Claude Code and are installed only when named here
               (WorktreeCreate: the hook set must create the worktree and allow with its path)
   --bin       how Claude Code starts hookledger (default: node on this package's
-              single-file claude bundle, dist/bundle/claude.mjs, when built, else
+              single-file claude bundle, dist/bundle/claude.cjs, when built, else
               "hookledger"; with --project and hookledger installed in the project,
               relative to $CLAUDE_PROJECT_DIR)
   --ship URL  after SessionEnd and Stop, ship this ledger to the central PostgreSQL at URL

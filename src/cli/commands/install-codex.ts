@@ -26,7 +26,7 @@ export const command: Command = {
   --user      ~/.codex/
   --events    default: ${CODEX_INSTALL_EVENTS.join(',')}; allowed: ${Object.keys(CODEX_EVENT_POINTS).join(',')}
   --bin       how Codex starts hookledger (default: node on this package's codex bundle,
-              dist/bundle/codex.mjs, when built, else "hookledger"); paths are absolute
+              dist/bundle/codex.cjs, when built, else "hookledger"); paths are absolute
   --print     print the resulting file instead of writing it
   --remove    remove hookledger's entries instead`,
   options: { ...installOptions, toml: { type: 'boolean' }, file: { type: 'string' } },

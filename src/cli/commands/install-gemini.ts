@@ -24,7 +24,7 @@ export const command: Command = {
   --user      ~/.gemini/settings.json
   --events    default: ${GEMINI_INSTALL_EVENTS.join(',')}; allowed: ${Object.keys(GEMINI_EVENT_POINTS).join(',')}
   --bin       how Gemini CLI starts hookledger (default: node on this package's gemini
-              bundle, dist/bundle/gemini.mjs, when built, else "hookledger")
+              bundle, dist/bundle/gemini.cjs, when built, else "hookledger")
   --print     print the resulting settings instead of writing them
   --remove    remove hookledger's entries instead`,
   options: { ...installOptions, file: { type: 'string' } },

@@ -34,7 +34,7 @@ export const command: Command = {
   --user      ~/.rkat/config.toml        --file  any meerkat config file
   --points    default: ${MEERKAT_POINTS.join(',')}
   --bin       how meerkat starts hookledger (default: node on this package's single-file
-              meerkat bundle, dist/bundle/meerkat.mjs, when built, else "hookledger")
+              meerkat bundle, dist/bundle/meerkat.cjs, when built, else "hookledger")
   --print     print the resulting file instead of writing it
   --remove    remove hookledger's entries instead`,
   options: {
@@ -159,6 +159,6 @@ function parsePoints(value: string | undefined): string[] {
 
 /** node on the single-file meerkat bundle when it was built (it starts faster), else the CLI from PATH. */
 function defaultBin(): string[] {
-  const bundle = join(packageRoot, 'dist', 'bundle', 'meerkat.mjs');
+  const bundle = join(packageRoot, 'dist', 'bundle', 'meerkat.cjs');
   return existsSync(bundle) ? ['node', bundle] : ['hookledger'];
 }

@@ -21,6 +21,7 @@ import { GENESIS_HASH, linkHash, rowsText, CHAIN_ENCODING_V1 } from '../src/ledg
 import { Redactor } from '../src/ledger/redact.js';
 import { invocationRow } from '../src/ledger/write.js';
 import { catchUpRollupPostgres } from '../src/ledger/postgres/health-rollup.js';
+import { copyIn, copyLine } from '../src/ledger/postgres/copy.js';
 import { PostgresStore } from '../src/ledger/postgres/store.js';
 import { invocationLinkEntries, storedPostgresBegin, storedPostgresFinal } from '../src/ledger/postgres/write.js';
 import { historyHookSets, syntheticHistory, type HistoryOptions } from './generate-ledger.js';
@@ -40,73 +41,6 @@ const LOADED_TABLES = ['invocations', 'outcomes', 'chain'];
 const INVOCATION_COLUMNS = [...CHAIN_ENCODING_V1.invocation, 'writer_id'];
 const OUTCOME_COLUMNS = CHAIN_ENCODING_V1.outcome;
 const CHAIN_COLUMNS = ['writer_id', 'seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'];
-
-const COPY_SPECIAL = /[\\\n\r\t]/;
-const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/** One value in COPY's text format (`\N` for null; booleans and 0/1 both read as boolean). */
-function copyField(value: unknown): string {
-  if (value === null || value === undefined) return '\\N';
-  if (typeof value === 'string') return COPY_SPECIAL.test(value) ? value.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : value;
-  if (typeof value === 'boolean') return value ? 't' : 'f';
-  return String(value);
-}
-
-function copyLine(values: readonly unknown[]): string {
-  let line = copyField(values[0]);
-  for (let i = 1; i < values.length; i++) line += '\t' + copyField(values[i]);
-  return line + '\n';
-}
-
-/**
- * `COPY table (columns) FROM STDIN` with the given text, as a node-postgres Submittable (the
- * driver's extension point for protocols it does not wrap; no copy-streams package needed).
- */
-class CopyIn implements pg.Submittable {
-  readonly done: Promise<void>;
-  private settle!: (error?: Error) => void;
-  private error: Error | null = null;
-
-  constructor(
-    private readonly text: string,
-    private readonly data: string,
-  ) {
-    this.done = new Promise((resolve, reject) => {
-      this.settle = (error) => (error ? reject(error) : resolve());
-    });
-  }
-
-  submit(connection: pg.Connection): void {
-    (connection as unknown as { query(text: string): void }).query(this.text);
-  }
-
-  handleCopyInResponse(connection: pg.Connection): void {
-    const c = connection as unknown as { sendCopyFromChunk(chunk: Buffer): void; endCopyFrom(): void };
-    const bytes = Buffer.from(this.data, 'utf8');
-    // CopyData messages of at most 1 MB each.
-    for (let offset = 0; offset < bytes.length; offset += 1 << 20) c.sendCopyFromChunk(bytes.subarray(offset, offset + (1 << 20)));
-    c.endCopyFrom();
-  }
-
-  handleCommandComplete(): void {}
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-
-  handleError(error: Error): void {
-    this.error = error;
-    this.settle(error);
-  }
-
-  handleReadyForQuery(): void {
-    this.settle(this.error ?? undefined);
-  }
-}
-
-async function copyIn(client: pg.PoolClient, table: string, columns: readonly string[], data: string): Promise<void> {
-  if (data === '') return;
-  await client.query(new CopyIn(`COPY ${table} (${columns.join(', ')}) FROM STDIN`, data)).done;
-}
 
 /** Secondary indexes and foreign keys of the loaded tables, as the DDL that recreates them. */
 async function droppable(

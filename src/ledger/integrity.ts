@@ -161,19 +161,22 @@ const encodeSql = (column: string) =>
 
 /**
  * The text `linkHash` hashes for an invocation link, built by SQLite from the chain row `c`
- * and the rows it covers (the invocation `i`, its hook set `h`, its outcomes), as a BLOB: verify
- * hashes it without turning the rows into JavaScript values, which cost most of its time.
+ * and the rows it covers (the invocation `i`, its hook set `h`, its outcomes `o`), as a BLOB:
+ * verify hashes it without turning the rows into JavaScript values, which cost most of its time.
  * It matches the JavaScript encoding whenever it is not NULL and is ASCII without NUL (SQLite's
  * length() counts characters and stops at NUL, `encode` counts UTF-16 units); otherwise, and
  * for links with a pending background outcome (projected, `~`), it is NULL or may differ, and
- * verify encodes the rows in JavaScript (`invocationEntry`, `outcomeEntry`). Needs
- * `LEFT JOIN invocations i ON i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id`.
+ * verify encodes the rows in JavaScript (`invocationEntry`, `outcomeEntry`). An aggregate: needs
+ * `LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON
+ * h.id = i.hook_set_id LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
+ * ... GROUP BY c.seq` (about 9% less CPU than a subquery per link). The outcomes come in the order
+ * of the `outcomes_invocation` index, which is id order; were they not, the text would differ
+ * from the encoding and verify would take the JavaScript path, never accept a wrong link.
  */
 export const INVOCATION_LINK_TEXT_SQL = `CASE WHEN c.kind = 'invocation' AND instr(c.rows, '~') = 0 THEN CAST(
   'hookledger-chain-v${CHAIN_ENCODING_V1.version}' || char(10) || c.prev_hash || char(10) || c.seq || char(10) || c.kind || char(10) || c.ref_id || char(10) || c.at
   || char(10) || 'i' || i.id || char(10) || 'invocations' || ${CHAIN_ENCODING_V1.invocation.map((col) => encodeSql(`i.${col}`)).join(' || ')} || ${encodeSql('h.fingerprint')}
-  || coalesce((SELECT group_concat(char(10) || 'o' || o.id || char(10) || 'outcomes' || ${CHAIN_ENCODING_V1.outcome.map((col) => encodeSql(`o.${col}`)).join(' || ')}, '' ORDER BY o.id)
-     FROM outcomes o WHERE o.invocation_id = c.ref_id), '') AS BLOB) END`;
+  || coalesce(group_concat(char(10) || 'o' || o.id || char(10) || 'outcomes' || ${CHAIN_ENCODING_V1.outcome.map((col) => encodeSql(`o.${col}`)).join(' || ')}, ''), '') AS BLOB) END`;
 
 /** One row's contribution to a link. */
 export interface RowEntry {

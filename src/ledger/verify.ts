@@ -332,7 +332,8 @@ function prepareStatements(s: Database.Database): VerifyStatements {
       .prepare(
         `SELECT c.seq, c.kind, c.ref_id, c.prev_hash, c.hash, c.at, c.rows, ${INVOCATION_LINK_TEXT_SQL}
          FROM chain c LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
-         WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq LIMIT ?`,
+           LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
+         WHERE c.seq > ? AND c.seq <= ? GROUP BY c.seq ORDER BY c.seq LIMIT ?`,
       )
       .raw() as Database.Statement<[number, number, number], LinkRow>,
     linkBefore: s

@@ -17,7 +17,8 @@ import {
   type ShipCounts,
   type ShippedHead,
 } from '../ledger/postgres/ship-sink.js';
-import { localHead, readBatch, readHolds, readInterrupted, sourceIdOf } from '../ledger/ship-source.js';
+import { localHead, readHolds, readInterrupted, sourceIdOf } from '../ledger/ship-source.js';
+import { BatchPrefetch } from './prefetch.js';
 import { isTransient } from './retry.js';
 
 /**
@@ -106,8 +107,14 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
       failingSince = null;
       backoff = BACKOFF_FIRST_MS;
       // Batches until the ledger has nothing more; in follow mode, wait for the next commit.
+      const prefetch = new BatchPrefetch(options.ledger, batchSize);
       for (;;) {
-        const result = await shipBatch(client, source, (after) => readBatch(options.ledger, after, batchSize));
+        const result = await shipBatch(client, source, async (after) => {
+          const batch = await prefetch.take(after);
+          // The next batch is read while the centre writes this one.
+          if (batch.links.length > 0) prefetch.start(batch.links[batch.links.length - 1]![0]);
+          return batch;
+        });
         if (result) {
           addCounts(shipped, result.counts);
           head = result.head;

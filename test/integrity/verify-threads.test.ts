@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
+import { INVOCATION_LINK_TEXT_SQL, linkHashOfText } from '../../src/ledger/integrity.js';
 import { pruneLedger } from '../../src/ledger/prune.js';
 import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyLedger, type VerifyOptions } from '../../src/ledger/verify.js';
@@ -146,5 +147,21 @@ describe('verify split across worker threads', () => {
     expect(after).toMatchObject({ ok: true });
     expect(after.links).toBeLessThan(links);
     expect(after).toEqual(verified(ledger, { threads: 1 }));
+  });
+
+  it('hashes the text SQLite builds for every invocation link without a pending outcome (the fast path is taken, not just correct)', async () => {
+    const { ledger } = await ledgerWithPrune();
+    const rows = ledger.sqlite
+      .prepare(
+        `SELECT c.hash, c.rows, ${INVOCATION_LINK_TEXT_SQL} FROM chain c
+           LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
+           LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
+         WHERE c.kind = 'invocation' GROUP BY c.seq ORDER BY c.seq`,
+      )
+      .raw()
+      .all() as [string, string, Buffer | null][];
+    const settled = rows.filter(([, rowsText]) => !rowsText.includes('~'));
+    expect(settled.length).toBeGreaterThan(30);
+    expect(settled.filter(([hash, , text]) => text !== null && linkHashOfText(text) === hash)).toHaveLength(settled.length);
   });
 });

@@ -12,6 +12,7 @@ import {
   type Row,
 } from '../ship-source.js';
 import * as central from './schema.js';
+import { copyField, copyIn, copyLine } from './copy.js';
 import { storedValue } from './text.js';
 
 /**
@@ -20,16 +21,19 @@ import { storedValue } from './text.js';
  *
  * A source is a writer (`writers` row, id = source id) whose chain is the source's own: its links
  * are inserted verbatim and its head is what has been shipped. The batch transaction first locks
- * that row (`FOR UPDATE`), then reads the local records after the head it holds, so two ship
+ * that row (`FOR UPDATE`), then takes the local records after the head it holds (read then, or read
+ * ahead while the previous batch was written if that read began at this very head), so two ship
  * processes for one source take turns batch by batch and can neither ship a link twice nor skip
  * one; a ship killed at any moment leaves either the whole batch and the new head, or neither.
  *
  * Shipped rows get central ids; their source ids are kept (`source_ref`, `ship_hook_sets`) so
  * that verify can rebuild each source's records exactly as the source holds them.
  *
- * Rows go in with one `INSERT … SELECT FROM unnest(arrays)` per table per batch: one statement
- * whatever the batch size, no parameter-count limit, and close to COPY's speed (measured in
- * scripts/bench-ship.ts).
+ * Invocations, outcomes and links go in with COPY (copy.ts), one per table per batch, with the
+ * central invocation ids taken from their sequence first (the outcomes name them); the session
+ * summaries of a batch are added in one statement (migration 0006) instead of a row trigger per
+ * invocation. The rare rest (hook sets, checkpoints, completions, holds) uses one
+ * `INSERT … SELECT FROM unnest(arrays)` per table: no parameter-count limit whatever the batch.
  */
 
 /** A source's lease never ends: recovery must not judge shipped rows by a lease they never had. */
@@ -62,15 +66,18 @@ function arraysOf(
 
 const without = (columns: string[], ...names: string[]) => columns.filter((c) => !names.includes(c));
 
-// Invocations: every column but the id (central), plus the local id as source_ref; writer_id bound once.
-const INVOCATION_INSERT_COLUMNS = [...without(INVOCATION_COLUMNS, 'id'), 'source_ref'];
-const INSERT_INVOCATIONS = unnestInsert(central.invocations, INVOCATION_INSERT_COLUMNS, ['writer_id'], 'RETURNING id, source_ref');
-const OUTCOME_INSERT_COLUMNS = [...without(OUTCOME_COLUMNS, 'id'), 'source_ref'];
-const INSERT_OUTCOMES = unnestInsert(central.outcomes, OUTCOME_INSERT_COLUMNS);
+// Invocations and outcomes go in with COPY (copy.ts): the central id (invocations) or invocation id (outcomes) first, then every
+// other column of the local row, then the local id as source_ref (and, for invocations, the source as writer_id).
+const INVOCATION_COPY_POSITIONS = without(INVOCATION_COLUMNS, 'id').map((c) => INVOCATION_COLUMNS.indexOf(c));
+const INVOCATION_COPY_COLUMNS = [...without(INVOCATION_COLUMNS, 'id'), 'source_ref', 'writer_id'];
+const HOOK_SET_POSITION = INVOCATION_COLUMNS.indexOf('hook_set_id');
+const RESERVE_INVOCATION_IDS = `SELECT nextval(pg_get_serial_sequence('invocations', 'id')) AS id FROM generate_series(1, $1)`;
+const OUTCOME_INVOCATION_POSITION = OUTCOME_COLUMNS.indexOf('invocation_id');
+const OUTCOME_COPY_POSITIONS = without(OUTCOME_COLUMNS, 'id', 'invocation_id').map((c) => OUTCOME_COLUMNS.indexOf(c));
+const OUTCOME_COPY_COLUMNS = ['invocation_id', ...without(OUTCOME_COLUMNS, 'id', 'invocation_id'), 'source_ref'];
 const CHECKPOINT_INSERT_COLUMNS = [...without(CHECKPOINT_COLUMNS, 'id'), 'source_ref'];
 const INSERT_CHECKPOINTS = unnestInsert(central.pruneCheckpoints, CHECKPOINT_INSERT_COLUMNS, ['source_id']);
 const LINK_COLUMNS = ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'];
-const INSERT_LINKS = unnestInsert(central.chain, LINK_COLUMNS, ['writer_id']);
 const INSERT_HOLDS = unnestInsert(central.legalHolds, HOLD_COLUMNS, [], 'ON CONFLICT (session_id) DO NOTHING');
 const HOOK_SET_INSERT_COLUMNS = without(HOOK_SET_COLUMNS, 'id');
 const INSERT_HOOK_SETS = unnestInsert(central.hookSets, HOOK_SET_INSERT_COLUMNS, [], 'ON CONFLICT (fingerprint) DO NOTHING');
@@ -179,7 +186,7 @@ export async function shipInterrupted(client: pg.ClientBase, sourceId: string, m
 export async function shipBatch(
   client: pg.ClientBase,
   sourceId: string,
-  read: (afterSeq: number) => LocalBatch,
+  read: (afterSeq: number) => LocalBatch | Promise<LocalBatch>,
 ): Promise<{ counts: ShipCounts; head: ShippedHead } | null> {
   await client.query('BEGIN');
   try {
@@ -189,7 +196,7 @@ export async function shipBatch(
       ])
     ).rows[0];
     if (!head) throw new LedgerError('ledger_ship_unregistered', `source ${sourceId} is not registered at the centre`);
-    const batch = read(head.head_seq);
+    const batch = await read(head.head_seq);
     if (batch.links.length === 0) {
       await client.query('COMMIT');
       return null;
@@ -219,33 +226,49 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
   const hookSetIds = await mapHookSets(client, sourceId, batch.hookSets, counts);
 
   const centralIds = new Map<number, number>();
+  const ways = await loadWays(client);
   if (batch.invocations.length > 0) {
-    const hookSetColumn = INVOCATION_COLUMNS.indexOf('hook_set_id');
-    const rows = batch.invocations.map((row) => {
-      const copy = [...row, row[0]];
-      copy[hookSetColumn] = hookSetIds.get(row[hookSetColumn] as number) ?? null;
-      return copy;
+    // Every column but the central id, then the local id as source_ref and the source as writer_id.
+    const lines = batch.invocations.map((row) => {
+      let line = '';
+      for (const position of INVOCATION_COPY_POSITIONS) {
+        const value = position === HOOK_SET_POSITION ? (hookSetIds.get(row[position] as number) ?? null) : row[position];
+        line += copyField(value) + '\t';
+      }
+      return line + String(row[0]) + '\t' + copyField(sourceId) + '\n';
     });
-    const inserted = await client.query<{ id: number; source_ref: number }>(INSERT_INVOCATIONS, [
-      ...arraysOf(rows, [...INVOCATION_COLUMNS, 'source_ref'], INVOCATION_INSERT_COLUMNS),
-      sourceId,
-    ]);
-    for (const r of inserted.rows) centralIds.set(r.source_ref, r.id);
-    counts.invocations = inserted.rowCount ?? 0;
+    if (ways.direct) {
+      // Central ids first (the outcomes name them), from the identity's own sequence: unique whatever else inserts meanwhile.
+      const ids = await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [lines.length]);
+      let text = '';
+      for (let k = 0; k < lines.length; k++) {
+        text += ids.rows[k]!.id + '\t' + lines[k];
+        centralIds.set(batch.invocations[k]![0] as number, Number(ids.rows[k]!.id));
+      }
+      // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0006), before
+      // the outcomes, whose own trigger counts failures into them.
+      if (ways.batchSummaries) await client.query(`SELECT set_config('hookledger.summaries', 'batch', true)`);
+      counts.invocations = await copyIn(client, 'invocations', ['id', ...INVOCATION_COPY_COLUMNS], text);
+      if (ways.batchSummaries) await client.query('SELECT hl_session_summaries_add($1::bigint[])', [ids.rows.map((r) => r.id)]);
+    } else {
+      const inserted = await staged(client, 'invocations', INVOCATION_COPY_COLUMNS, lines.join(''), 'RETURNING id, source_ref');
+      for (const r of inserted.rows) centralIds.set(Number(r.source_ref), Number(r.id));
+      counts.invocations = inserted.rowCount ?? 0;
+    }
   }
   if (batch.outcomes.length > 0) {
-    const invocationColumn = OUTCOME_COLUMNS.indexOf('invocation_id');
-    // An outcome whose invocation row is gone at the source (its link remains) has nothing to belong to: verify names the gap.
-    const rows = batch.outcomes.flatMap((row) => {
-      const invocation = centralIds.get(row[invocationColumn] as number);
-      if (invocation === undefined) return [];
-      const copy = [...row, row[0]];
-      copy[invocationColumn] = invocation;
-      return [copy];
-    });
-    counts.outcomes = (
-      await client.query(INSERT_OUTCOMES, arraysOf(rows, [...OUTCOME_COLUMNS, 'source_ref'], OUTCOME_INSERT_COLUMNS, outcomeValue))
-    ).rowCount!;
+    let text = '';
+    for (const row of batch.outcomes) {
+      // An outcome whose invocation row is gone at the source (its link remains) has nothing to belong to: verify names the gap.
+      const invocation = centralIds.get(row[OUTCOME_INVOCATION_POSITION] as number);
+      if (invocation === undefined) continue;
+      let line = String(invocation);
+      for (const position of OUTCOME_COPY_POSITIONS) line += '\t' + copyField(row[position]);
+      text += line + '\t' + String(row[0]) + '\n';
+    }
+    counts.outcomes = ways.direct
+      ? await copyIn(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)
+      : ((await staged(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)).rowCount ?? 0);
   }
   // After the inserts: a completion may follow its invocation within the batch.
   if (batch.completions.length > 0) {
@@ -266,8 +289,55 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
       ])
     ).rowCount!;
   }
-  await client.query(INSERT_LINKS, [...arraysOf(batch.links, LINK_COLUMNS, LINK_COLUMNS), sourceId]);
+  let links = '';
+  for (const link of batch.links) links += copyLine([...link, sourceId]);
+  if (ways.direct) await copyIn(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
+  else await staged(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
   return counts;
+}
+
+/** How this connection's role can load rows (probed once per connection). */
+interface LoadWays {
+  /**
+   * COPY straight into the tables, with central invocation ids taken from their sequence: not where
+   * row-level security applies to the role (PostgreSQL refuses COPY FROM there; docs/ship.md,
+   * Security) or where it may not use the sequence (an identity default needs no such right).
+   */
+  direct: boolean;
+  /** The role may keep session_summaries itself; a least-privilege role may not (its triggers run as the owner). */
+  batchSummaries: boolean;
+}
+
+const probed = new WeakMap<pg.ClientBase, LoadWays>();
+
+async function loadWays(client: pg.ClientBase): Promise<LoadWays> {
+  let ways = probed.get(client);
+  if (!ways) {
+    const row = (
+      await client.query<{ direct: boolean; summaries: boolean }>(
+        `SELECT NOT (row_security_active('invocations') OR row_security_active('outcomes') OR row_security_active('chain'))
+             AND has_sequence_privilege(pg_get_serial_sequence('invocations', 'id'), 'USAGE') AS direct,
+           has_table_privilege('session_summaries', 'INSERT') AND has_table_privilege('session_summaries', 'UPDATE') AS summaries`,
+      )
+    ).rows[0]!;
+    ways = { direct: row.direct, batchSummaries: row.direct && row.summaries };
+    probed.set(client, ways);
+  }
+  return ways;
+}
+
+/**
+ * The indirect way: COPY text into a temporary table of those columns, then `INSERT … SELECT`
+ * into `table` (policies checked and identity ids given row by row, as for any insert).
+ */
+async function staged(client: pg.ClientBase, table: string, columns: string[], text: string, returning = ''): Promise<pg.QueryResult> {
+  const staging = `hl_ship_${table}`;
+  const list = columns.join(', ');
+  await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${staging} ON COMMIT DELETE ROWS AS SELECT ${list} FROM ${table} WITH NO DATA`);
+  await copyIn(client, staging, columns, text);
+  const inserted = await client.query(`INSERT INTO ${table} (${list}) SELECT ${list} FROM ${staging} ${returning}`);
+  await client.query(`TRUNCATE ${staging}`);
+  return inserted;
 }
 
 /** Central hook set ids of the batch's local ones: stored once per fingerprint, each source's local id mapped. */

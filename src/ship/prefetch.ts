@@ -1,0 +1,68 @@
+import type { Ledger as SqliteHandle } from '../ledger/open.js';
+import { readBatch, type LocalBatch } from '../ledger/ship-source.js';
+
+/**
+ * Reads the next batch while the centre writes the current one, so that ship's two costs (reading
+ * SQLite and building rows here, index upkeep and commit there) overlap instead of adding up.
+ *
+ * The read goes in slices of a few hundred links, each its own SQLite snapshot, with a turn of
+ * the event loop between them, so the PostgreSQL connection keeps its data flowing meanwhile.
+ * Slices joined are a valid batch: links commit in seq order, so each slice holds whole records,
+ * and reading a record early is what reading it in an earlier snapshot would give (links are
+ * immutable; a background completion or a prune after the read is what a later batch carries or
+ * verify judges, as for any snapshot). Exactly once does not rest on it: the batch transaction
+ * checks that the centre's head is still where the read began, else reads again (`take`).
+ */
+export class BatchPrefetch {
+  private pending: { after: number; batch: Promise<LocalBatch> } | null = null;
+
+  constructor(
+    private readonly ledger: SqliteHandle,
+    private readonly limit: number,
+    private readonly sliceLinks = 250,
+  ) {}
+
+  /** Starts reading the batch after `afterSeq` in the background (replacing any earlier one). */
+  start(afterSeq: number): void {
+    const batch = this.readInSlices(afterSeq);
+    // A failed read surfaces where it is taken (or is read again there); never as an unhandled rejection.
+    batch.catch(() => undefined);
+    this.pending = { after: afterSeq, batch };
+  }
+
+  /** The batch after `afterSeq`: the one read in the background when it began there and found links, else read now. */
+  async take(afterSeq: number): Promise<LocalBatch> {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending && pending.after === afterSeq) {
+      // A failed background read is simply done again here, where its error (if it recurs) belongs to the batch.
+      const batch = await pending.batch.catch(() => null);
+      // An empty read is stale as soon as anything commits: read again.
+      if (batch && batch.links.length > 0) return batch;
+    }
+    return readBatch(this.ledger, afterSeq, this.limit);
+  }
+
+  private async readInSlices(afterSeq: number): Promise<LocalBatch> {
+    const whole: LocalBatch = { links: [], invocations: [], outcomes: [], completions: [], checkpoints: [], hookSets: [] };
+    const hookSetIds = new Set<unknown>();
+    let after = afterSeq;
+    while (whole.links.length < this.limit) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const slice = readBatch(this.ledger, after, Math.min(this.sliceLinks, this.limit - whole.links.length));
+      if (slice.links.length === 0) break;
+      whole.links.push(...slice.links);
+      whole.invocations.push(...slice.invocations);
+      whole.outcomes.push(...slice.outcomes);
+      whole.completions.push(...slice.completions);
+      whole.checkpoints.push(...slice.checkpoints);
+      for (const row of slice.hookSets) {
+        if (hookSetIds.has(row[0])) continue;
+        hookSetIds.add(row[0]);
+        whole.hookSets.push(row);
+      }
+      after = slice.links[slice.links.length - 1]![0];
+    }
+    return whole;
+  }
+}

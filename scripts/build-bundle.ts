@@ -28,6 +28,9 @@ export const packageRootDir = resolve(dirname(fileURLToPath(import.meta.url)), '
  * is then loaded with `require()` where Node can (src/runtimes/import-module.ts).
  * better-sqlite3's JavaScript is bundled too (its native addon stays a separate file, found
  * the way the package itself finds it): requiring it from node_modules cost about 4 ms.
+ * The sources import zod as `import * as z from 'zod'`: through zod's `z` re-export esbuild
+ * kept all of zod (every locale, JSON Schema conversion: 640 KB of bundle instead of 285 KB,
+ * about 6 ms of CPU per event), the namespace import lets it drop what is unused.
  */
 export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', 'bundle', 'claude.cjs')): Promise<string> {
   return buildHookBundle('claude', outFile);

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, describeThrown } from '../domain/errors.js';
 import { compileMatcher, resolveHookSet } from '../domain/hooks.js';
 import { CLAUDE_EVENT_POINTS, pointForClaudeEvent, TOOL_POINTS, type Point } from '../domain/points.js';

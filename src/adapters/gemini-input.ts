@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { InvocationInput } from '../domain/invocation.js';
 import type { Point } from '../domain/points.js';
 import { isRecord, parsePayload } from './agent-payload.js';

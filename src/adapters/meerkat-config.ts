@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError, describeThrown } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import { resolveHookSet } from '../domain/hooks.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../domain/errors.js';
 import type { InvocationInput } from '../domain/invocation.js';
 import { resolvePoint, type Point } from '../domain/points.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from './errors.js';
 import type { Invocation } from './invocation.js';
 import { CAPABILITIES, MODES, type Capability, type Mode } from './outcomes.js';

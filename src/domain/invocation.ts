@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { pointSchema, type Point } from './points.js';
 import { describeThrown, InputError } from './errors.js';
 import { frozenCopy, isPlainObject } from './frozen.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Canonical lifecycle points (docs/design.md §2). `other` records events hookledger does not know. */
 export const POINTS = [

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Invocation } from '../domain/invocation.js';
 import { POINT_CLAUDE_EVENTS, type Point } from '../domain/points.js';
 import type { HookResultInput } from '../domain/results.js';

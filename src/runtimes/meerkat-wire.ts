@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Invocation } from '../domain/invocation.js';
 import type { Point } from '../domain/points.js';
 import { REASON_CODES, type HookResultInput } from '../domain/results.js';

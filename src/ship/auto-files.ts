@@ -1,5 +1,5 @@
 import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The files automatic shipping keeps next to the local ledger (docs/ship.md, "Set it once"):

@@ -78,6 +78,12 @@ describe('the single-file claude bundle', { timeout: 60_000 }, () => {
     }
   });
 
+  it("holds only the part of zod it uses: no other locale, no JSON Schema import (import * as z from 'zod')", () => {
+    const code = readFileSync(launcher.replace(/\.cjs$/, '-bundle.cjs'), 'utf8');
+    expect(code).not.toContain('Ungültige Eingabe'); // zod's German locale
+    expect(code).not.toContain('fromJSONSchema');
+  });
+
   it('still answers through claude.mjs, the launcher that earlier installs wrote into settings', () => {
     expectDeny(run(launcher.replace(/\.cjs$/, '.mjs'), hooks), 'block');
   });

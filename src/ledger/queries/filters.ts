@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { InputError } from '../../domain/errors.js';
 import { parseNamedTimeBound } from '../../domain/time.js';
 import type { Ledger } from '../open.js';

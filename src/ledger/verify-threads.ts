@@ -1,9 +1,6 @@
 import type Database from 'better-sqlite3';
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { findWorkerProgram, startWorkerProgram, type WorkerProgram } from '../runtimes/worker-program.js';
 import type { RangeResult } from './verify.js';
 
 /**
@@ -190,10 +187,7 @@ function startWorker(walk: Omit<VerifyWorkerData, 'port'>): { worker: Worker; po
     const entry = entryFile();
     // The parent's flags (a tsx --import, inspector ports) are not the worker's business.
     const options = { execArgv: [], transferList: [port2] };
-    const worker =
-      entry.kind === 'js'
-        ? new Worker(entry.url, { ...options, workerData: data })
-        : new Worker(TS_BOOTSTRAP, { ...options, eval: true, workerData: { ...data, tsxApi: entry.tsxApi, entry: entry.url.href } });
+    const worker = startWorkerProgram(Worker, entry, options, data);
     // A worker that cannot load claims nothing; its error must not become an uncaught 'error' event.
     worker.on('error', () => {});
     worker.unref();
@@ -204,28 +198,12 @@ function startWorker(walk: Omit<VerifyWorkerData, 'port'>): { worker: Worker; po
   }
 }
 
-/**
- * From src/ (tsx, vitest) the worker program is TypeScript, which a plain Worker cannot load on
- * Node 20: a tiny bootstrap loads it through tsx's `tsImport` (as runtimes/worker.ts does).
- */
-const TS_BOOTSTRAP = `
-const { workerData } = require('node:worker_threads');
-import(workerData.tsxApi).then((api) => api.tsImport(workerData.entry, workerData.entry));
-`;
+let program: WorkerProgram | undefined;
 
-let entryCache: { kind: 'js'; url: URL } | { kind: 'ts'; url: URL; tsxApi: string } | undefined;
-
-/** The worker program next to this file (`.ts` under tsx/vitest, `.js` in dist/), or dist/ledger's from a bundle in dist/bundle/. */
-function entryFile(): NonNullable<typeof entryCache> {
-  if (entryCache) return entryCache;
-  const typescript = import.meta.url.endsWith('.ts');
-  const candidates = typescript ? ['./verify-worker.ts'] : ['./verify-worker.js', '../ledger/verify-worker.js'];
-  const url = candidates.map((c) => new URL(c, import.meta.url)).find((u) => existsSync(u));
-  if (url === undefined) throw new Error(`the verify worker program is missing next to ${import.meta.url}`);
-  if (!typescript) return (entryCache = { kind: 'js', url });
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve('tsx/package.json');
-  const exports = (require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> }).exports;
-  const tsxApi = pathToFileURL(resolve(dirname(manifest), exports['./esm/api']!.import.default)).href;
-  return (entryCache = { kind: 'ts', url, tsxApi });
+/** The worker program next to this file, or dist/ledger's from a bundle in dist/bundle/. */
+function entryFile(): WorkerProgram {
+  return (program ??= findWorkerProgram(import.meta.url, {
+    typescript: ['./verify-worker.ts'],
+    javascript: ['./verify-worker.js', '../ledger/verify-worker.js'],
+  }));
 }

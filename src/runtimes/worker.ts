@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as WorkerThreads from 'node:worker_threads';
 import type { Worker } from 'node:worker_threads';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
+import { findWorkerProgram, startWorkerProgram, type WorkerProgram } from './worker-program.js';
 import type { WorkerJob, WorkerReply, WorkerTarget } from './worker-protocol.js';
 
 /** Idle workers kept for reuse; more than this are terminated when their job ends. */
@@ -130,10 +130,7 @@ function spawnWorker(): Worker {
     execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_LIMIT_MB },
   };
-  const worker =
-    entry.kind === 'js'
-      ? new Worker(entry.url, options)
-      : new Worker(TS_BOOTSTRAP, { ...options, eval: true, workerData: { tsxApi: entry.tsxApi, entry: entry.url.href } });
+  const worker = startWorkerProgram(Worker, entry, options);
   // A worker that dies while idle is simply forgotten.
   worker.on('exit', () => {
     const at = idle.indexOf(worker);
@@ -143,39 +140,14 @@ function spawnWorker(): Worker {
   return worker;
 }
 
-/**
- * From dist/ the compiled `worker-entry.js` runs directly. From src/ (tsx, vitest) the entry
- * is TypeScript, which a plain Worker cannot load and which `--import tsx` in a worker's
- * execArgv does not cover on Node 20; the worker is started with a tiny bootstrap that loads
- * it through tsx's `tsImport`, as the config loader does for .ts hook sets.
- */
-const TS_BOOTSTRAP = `
-const { workerData } = require('node:worker_threads');
-import(workerData.tsxApi).then((api) => api.tsImport(workerData.entry, workerData.entry));
-`;
+let program: WorkerProgram | undefined;
 
-let entryCache: { kind: 'js'; url: URL } | { kind: 'ts'; url: URL; tsxApi: string } | undefined;
-
-/**
- * The worker program next to this file (`.ts` under tsx/vitest, `.js` in dist/), or, when
- * this code was bundled (dist/bundle/claude.cjs), the compiled one in dist/runtimes/.
- */
-function entryFile(): NonNullable<typeof entryCache> {
-  if (entryCache) return entryCache;
-  const typescript = import.meta.url.endsWith('.ts');
-  const candidates = typescript ? ['./worker-entry.ts'] : ['./worker-entry.js', '../runtimes/worker-entry.js'];
-  const url = candidates.map((c) => new URL(c, import.meta.url)).find((u) => existsSync(u));
-  if (url === undefined) throw new Error(`the worker program is missing (looked for ${candidates.join(', ')} next to ${import.meta.url})`);
-  entryCache = typescript ? { kind: 'ts', url, tsxApi: tsxEsmApi() } : { kind: 'js', url };
-  return entryCache;
-}
-
-/** tsx's ESM API file (its CommonJS build cannot be imported from a worker's eval code). */
-function tsxEsmApi(): string {
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve('tsx/package.json');
-  const exports = (require('tsx/package.json') as { exports: Record<string, { import: { default: string } }> }).exports;
-  return pathToFileURL(resolve(dirname(manifest), exports['./esm/api']!.import.default)).href;
+/** The worker program next to this file, or, when this code was bundled (dist/bundle/claude.cjs), the compiled one in dist/runtimes/. */
+function entryFile(): WorkerProgram {
+  return (program ??= findWorkerProgram(import.meta.url, {
+    typescript: ['./worker-entry.ts'],
+    javascript: ['./worker-entry.js', '../runtimes/worker-entry.js'],
+  }));
 }
 
 function abortReason(signal: AbortSignal): Error {

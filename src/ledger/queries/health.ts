@@ -129,24 +129,39 @@ export function hookHealth(ledger: Ledger, options: HealthOptions = {}): HealthR
   if (!hasRollups(ledger)) return exactHealth(ledger, since, until, options.hookId);
   const { totals } = rollupTotals(ledger, since, until, options.hookId, options.now ?? Date.now());
   const exact = wantsExactPercentiles(totals, options);
+  return healthFromTotals(totals, since, until, exact, (hookId, a, target) => {
+    const [lo, hi] = bucketRange(target.bucket);
+    const value = prepared<[string, number, number, number, number, number], number>(
+      ledger,
+      `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
+         WHERE hook_id = ? AND duration_us >= ? AND duration_us <= ? AND started_at >= ? AND started_at < ?
+         ORDER BY duration_us LIMIT 1 OFFSET ?`,
+    )
+      .pluck()
+      .get(hookId, lo, hi, since, until, target.rank - target.below - 1);
+    // The bucket's entries differ from the histogram's only for an outcome that started long after its invocation (see health-rollup.ts): read the whole hook then.
+    return value ?? exactPercentile(ledger, hookId, since, until, a.timed, target.rank);
+  });
+}
+
+/**
+ * The report of `totals`: p50 and p95 read from each hook's histogram, or, when `exact`, by
+ * `exactValue` (the rollup path reads inside the histogram's bucket, the live path by rank).
+ */
+function healthFromTotals(
+  totals: Map<string, HealthTotals>,
+  since: number,
+  until: number,
+  exact: boolean,
+  exactValue: (hookId: string, a: HealthTotals, target: PercentileTarget) => number | null,
+): HealthReport {
   const hooks: HookHealth[] = [];
   for (const [hookId, a] of totals) {
     if (a.runs === 0 && a.skips === 0) continue;
     const percentile = (p: number): number | null => {
       const target = percentileTarget(a, p);
       if (target === null) return null;
-      if (!exact) return histogramPercentile(a, target);
-      const [lo, hi] = bucketRange(target.bucket);
-      const value = prepared<[string, number, number, number, number, number], number>(
-        ledger,
-        `SELECT duration_us FROM outcomes INDEXED BY outcomes_health
-         WHERE hook_id = ? AND duration_us >= ? AND duration_us <= ? AND started_at >= ? AND started_at < ?
-         ORDER BY duration_us LIMIT 1 OFFSET ?`,
-      )
-        .pluck()
-        .get(hookId, lo, hi, since, until, target.rank - target.below - 1);
-      // The bucket's entries differ from the histogram's only for an outcome that started long after its invocation (see health-rollup.ts): read the whole hook then.
-      return value ?? exactPercentile(ledger, hookId, since, until, a.timed, target.rank);
+      return exact ? exactValue(hookId, a, target) : histogramPercentile(a, target);
     };
     hooks.push(hookHealthFrom(hookId, a, percentile(0.5), percentile(0.95)));
   }
@@ -184,20 +199,11 @@ function selectedHealth(ledger: Ledger, since: number, until: number, options: H
          AND o.hook_id = ? AND o.duration_us IS NOT NULL AND o.started_at >= ? AND o.started_at < ?
        ORDER BY o.duration_us${descending ? ' DESC' : ''} LIMIT 1 OFFSET ?`,
     ).pluck();
-  const hooks: HookHealth[] = [];
-  for (const [hookId, a] of totals) {
-    if (a.runs === 0 && a.skips === 0) continue;
-    const percentile = (p: number): number | null => {
-      const target = percentileTarget(a, p);
-      if (target === null) return null;
-      if (!exact) return histogramPercentile(a, target);
-      const fromStart = target.rank <= a.timed / 2;
-      const offset = fromStart ? target.rank - 1 : a.timed - target.rank;
-      return nth(!fromStart).get(since - LOOKBACK_MS, until, ...only.params, hookId, since, until, offset) ?? null;
-    };
-    hooks.push(hookHealthFrom(hookId, a, percentile(0.5), percentile(0.95)));
-  }
-  return { since, until, hooks: sortHooks(hooks) };
+  return healthFromTotals(totals, since, until, exact, (hookId, a, target) => {
+    const fromStart = target.rank <= a.timed / 2;
+    const offset = fromStart ? target.rank - 1 : a.timed - target.rank;
+    return nth(!fromStart).get(since - LOOKBACK_MS, until, ...only.params, hookId, since, until, offset) ?? null;
+  });
 }
 
 /** The window a report covers, [since, until): `until` defaults to now, `since` to 30 days before it. InputError when empty. */

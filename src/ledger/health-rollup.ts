@@ -436,27 +436,14 @@ export function rollupBuckets(
         decodeHistogramInto(histogram, histogramOf(total(bucket, hook)!));
       stats.rolledUp = built.length;
     }
-    // Spans not covered by built hours are aggregated live.
-    const spans: [number, number][] = [];
-    let cursor = from;
-    for (const hour of built) {
-      if (cursor < hour) spans.push([cursor, hour]);
-      cursor = hour + HOUR_MS;
-    }
-    if (cursor < until) spans.push([cursor, until]);
+    const spans = liveSpans(from, until, built);
     stats.live = spans;
-    const closedBefore = floorHour(now - SETTLE_MS);
     const open = spans.length === 0 ? [] : openStarts(ledger);
-    const blocked = (hour: number) => open.some((at) => at >= hour - LOOKBACK_MS && at < hour + HOUR_MS);
     toStore = [];
-    for (const [a, b] of spans) {
-      const live = aggregateLive(ledger, a, b);
+    for (const span of spans) {
+      const live = aggregateLive(ledger, span[0], span[1]);
       for (const [hour, byHook] of live) for (const [hook, acc] of byHook) add(hour, hook, acc);
-      if (s.readonly) continue;
-      // Whole hours of the span that are closed (stale hours included: they are replaced).
-      for (let hour = ceilHour(a); hour + HOUR_MS <= Math.min(b, closedBefore); hour += HOUR_MS) {
-        if (!blocked(hour)) toStore.push({ hour, hooks: live.get(hour) ?? new Map() });
-      }
+      if (!s.readonly) toStore.push(...storableHours(span, live, now, open));
     }
   })();
 
@@ -472,6 +459,37 @@ export function rollupBuckets(
     }
   }
   return { buckets, stats };
+}
+
+/** The parts of [from, until) that no built hour covers: those are aggregated live. */
+export function liveSpans(from: number, until: number, built: readonly number[]): [number, number][] {
+  const spans: [number, number][] = [];
+  let cursor = from;
+  for (const hour of built) {
+    if (cursor < hour) spans.push([cursor, hour]);
+    cursor = hour + HOUR_MS;
+  }
+  if (cursor < until) spans.push([cursor, until]);
+  return spans;
+}
+
+/**
+ * The hours of a live span worth storing: whole hours closed at least SETTLE_MS ago (stale
+ * hours included: they are replaced) that no open invocation may still add to.
+ */
+export function storableHours(
+  [from, to]: [number, number],
+  live: Map<number, Map<string, HealthAcc>>,
+  now: number,
+  openStartedAt: readonly number[],
+): { hour: number; hooks: Map<string, HealthAcc> }[] {
+  const closedBefore = floorHour(now - SETTLE_MS);
+  const blocked = (hour: number) => openStartedAt.some((at) => at >= hour - LOOKBACK_MS && at < hour + HOUR_MS);
+  const hours: { hour: number; hooks: Map<string, HealthAcc> }[] = [];
+  for (let hour = ceilHour(from); hour + HOUR_MS <= Math.min(to, closedBefore); hour += HOUR_MS) {
+    if (!blocked(hour)) hours.push({ hour, hooks: live.get(hour) ?? new Map() });
+  }
+  return hours;
 }
 
 /** What a rollupTotals read saw, so the hours it built are stored only if nothing invalidated them since. */

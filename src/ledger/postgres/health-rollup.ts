@@ -10,9 +10,10 @@ import {
   rollupRowValues,
   floorHour,
   HOUR_MS,
+  liveSpans,
   LOOKBACK_MS,
   mergeCounters,
-  SETTLE_MS,
+  storableHours,
   type HealthAcc,
   type HealthTotals,
   type LiveSelection,
@@ -238,21 +239,12 @@ export async function rollupBucketsPostgres(
         }
         stats.rolledUp = built.length;
       }
-      // Spans not covered by built hours are aggregated live.
-      const spans: [number, number][] = [];
-      let cursor = from;
-      for (const hour of built) {
-        if (cursor < hour) spans.push([cursor, hour]);
-        cursor = hour + HOUR_MS;
-      }
-      if (cursor < until) spans.push([cursor, until]);
+      const spans = liveSpans(from, until, built);
       stats.live = spans;
-      const closedBefore = floorHour(now - SETTLE_MS);
       const open = spans.length === 0 ? [] : await openStartsPostgres(client);
-      const blocked = (hour: number) => open.some((at) => at >= hour - LOOKBACK_MS && at < hour + HOUR_MS);
       toStore = [];
-      for (const [a, b] of spans) {
-        const live = await aggregateLivePostgres(client, a, b);
+      for (const span of spans) {
+        const live = await aggregateLivePostgres(client, span[0], span[1]);
         for (const [hour, byHook] of live) {
           for (const [hook, acc] of byHook) {
             const t = total(hour, hook);
@@ -263,10 +255,7 @@ export async function rollupBucketsPostgres(
             for (const [bucket, n] of acc.hist) hist[bucket] = hist[bucket]! + n;
           }
         }
-        // Whole hours of the span that are closed (stale hours included: they are replaced).
-        for (let hour = ceilHour(a); hour + HOUR_MS <= Math.min(b, closedBefore); hour += HOUR_MS) {
-          if (!blocked(hour)) toStore.push({ hour, hooks: live.get(hour) ?? new Map() });
-        }
+        toStore.push(...storableHours(span, live, now, open));
       }
     }
     await client.query('COMMIT');

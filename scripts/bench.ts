@@ -131,6 +131,8 @@ function baseline(ledger: SqliteLedger, chain: boolean) {
 interface Cause {
   us: number;
   gc: boolean;
+  /** Heap growth over the invocation, bytes (what it allocated, when no GC ran in it). */
+  grew: number;
   rewind: boolean;
   offCpuMs: number;
 }
@@ -165,6 +167,18 @@ function describeTail(name: string, all: Cause[]): string {
   return `slowest 1% of ${name} (${slow.length}, from ${slow[slow.length - 1]!.us.toFixed(0)} µs): ${rewind} overlapped the checkpoint worker's FULL checkpoint, ${gc} a GC, ${offCpu} waited mostly for a CPU (other processes), ${other} none of these`;
 }
 
+/**
+ * What a case allocates per invocation (the heap's growth over invocations that met no GC;
+ * the benchmark's own reads of the heap included, a few hundred bytes) and the share of
+ * invocations that met a GC: below about 0.5%, scavenges stay out of the 99th percentile.
+ */
+function describeAllocation(name: string, all: Cause[]): string {
+  const clean = all.filter((c) => !c.gc);
+  const perInvocation = clean.reduce((sum, c) => sum + c.grew, 0) / Math.max(1, clean.length);
+  const gcs = all.length - clean.length;
+  return `allocation, ${name}: ${(perInvocation / 1024).toFixed(1)} KB per invocation; ${gcs} of ${all.length} invocations (${((100 * gcs) / all.length).toFixed(2)}%) met a GC`;
+}
+
 async function main(): Promise<void> {
   const runnerLedger = open('runner');
   const baselineLedger = open('baseline');
@@ -192,10 +206,12 @@ async function main(): Promise<void> {
         const t = process.hrtime.bigint();
         await fn(i);
         const us = Number(process.hrtime.bigint() - t) / 1000;
+        const heapAfter = getHeapStatistics().used_heap_size;
         samples[name]!.push(us);
         causes[name]!.push({
           us,
-          gc: getHeapStatistics().used_heap_size < heap,
+          gc: heapAfter < heap,
+          grew: heapAfter - heap,
           rewind: rewinds() !== rewound,
           offCpuMs: runQueueMs() - runQueue,
         });
@@ -232,6 +248,7 @@ async function main(): Promise<void> {
     `\np99 / p50: hookledger runner.run ${(runnerStats.p99 / runnerStats.p50).toFixed(2)} (goal <= 3); the floor in the same run (baseline + chain row, same checkpointing) ${(chained.p99 / chained.p50).toFixed(2)}`,
   );
   for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeTail(name, causes[name]!));
+  for (const name of Object.keys(cases)) console.log(describeAllocation(name, causes[name]!));
   await runnerLedger.close();
   await baselineLedger.close();
   await chainLedger.close();

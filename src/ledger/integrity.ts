@@ -152,32 +152,6 @@ export const CHECKPOINT_REMOVED = CHAIN_ENCODING_V1.checkpoint.indexOf('removed_
 
 export type RawRow = unknown[];
 
-/**
- * One value as `encode` writes it, built by SQLite: NULL for a value `encode` would write
- * differently (a real, a blob), which makes the whole text NULL.
- */
-const encodeSql = (column: string) =>
-  `CASE typeof(${column}) WHEN 'text' THEN '|s' || length(${column}) || ':' || ${column} WHEN 'integer' THEN '|i' || ${column} WHEN 'null' THEN '|n' END`;
-
-/**
- * The text `linkHash` hashes for an invocation link, built by SQLite from the chain row `c`
- * and the rows it covers (the invocation `i`, its hook set `h`, its outcomes `o`), as a BLOB:
- * verify hashes it without turning the rows into JavaScript values, which cost most of its time.
- * It matches the JavaScript encoding whenever it is not NULL and is ASCII without NUL (SQLite's
- * length() counts characters and stops at NUL, `encode` counts UTF-16 units); otherwise, and
- * for links with a pending background outcome (projected, `~`), it is NULL or may differ, and
- * verify encodes the rows in JavaScript (`invocationEntry`, `outcomeEntry`). An aggregate: needs
- * `LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON
- * h.id = i.hook_set_id LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
- * ... GROUP BY c.seq` (about 9% less CPU than a subquery per link). The outcomes come in the order
- * of the `outcomes_invocation` index, which is id order; were they not, the text would differ
- * from the encoding and verify would take the JavaScript path, never accept a wrong link.
- */
-export const INVOCATION_LINK_TEXT_SQL = `CASE WHEN c.kind = 'invocation' AND instr(c.rows, '~') = 0 THEN CAST(
-  'hookledger-chain-v${CHAIN_ENCODING_V1.version}' || char(10) || c.prev_hash || char(10) || c.seq || char(10) || c.kind || char(10) || c.ref_id || char(10) || c.at
-  || char(10) || 'i' || i.id || char(10) || 'invocations' || ${CHAIN_ENCODING_V1.invocation.map((col) => encodeSql(`i.${col}`)).join(' || ')} || ${encodeSql('h.fingerprint')}
-  || coalesce(group_concat(char(10) || 'o' || o.id || char(10) || 'outcomes' || ${CHAIN_ENCODING_V1.outcome.map((col) => encodeSql(`o.${col}`)).join(' || ')}, ''), '') AS BLOB) END`;
-
 /** One row's contribution to a link. */
 export interface RowEntry {
   /** `i12`, `o40`, `o41~` (a pending background outcome, projected), `p3`. */
@@ -393,8 +367,9 @@ const sha256Hex = oneShot
   : (text: string | Buffer): string => crypto.createHash('sha256').update(text).digest('hex');
 
 /**
- * The hash of a link from the text SQLite built for it (`INVOCATION_LINK_TEXT_SQL`), or null
- * when that text cannot stand for the JavaScript encoding (not ASCII, or holding NUL).
+ * The hash of a link from the text SQLite built for it (link-text-sql.ts), or null when that
+ * text cannot stand for the JavaScript encoding (not ASCII, where SQLite's lengths are not
+ * UTF-16 lengths, or holding NUL).
  */
 export function linkHashOfText(text: Buffer): string | null {
   return isAscii(text) && text.indexOf(0) === -1 ? sha256Hex(text) : null;

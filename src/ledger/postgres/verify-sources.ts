@@ -6,6 +6,7 @@ import type pg from 'pg';
 import { openLedger } from '../open.js';
 import * as local from '../schema.js';
 import { verifyLedger, type IntegrityProblem } from '../verify.js';
+import { originalValue } from './text.js';
 
 /**
  * Verifies each shipped source's chain exactly as the source would (docs/ship.md): the source's
@@ -38,18 +39,58 @@ const HOOK_SET = columns(local.hookSets);
 const selectList = (names: string[], alias: string, replace: Record<string, string>) =>
   names.map((c) => replace[c] ?? (c === 'decisive' ? `${alias}.decisive::int` : `${alias}.${c}`)).join(', ');
 
-// The source's own ids: source_ref for the row, the mapped local id for its hook set and its invocation.
-const SELECT_INVOCATIONS = `SELECT i.id, ${selectList(INVOCATION, 'i', { id: 'i.source_ref', hook_set_id: 'm.local_id' })}
-  FROM invocations i LEFT JOIN ship_hook_sets m ON m.source_id = i.writer_id AND m.hook_set_id = i.hook_set_id
-  WHERE i.writer_id = $1 AND i.id > $2 ORDER BY i.id LIMIT $3`;
-const SELECT_OUTCOMES = `SELECT o.id, ${selectList(OUTCOME, 'o', { id: 'o.source_ref', invocation_id: 'i.source_ref' })}
-  FROM outcomes o JOIN invocations i ON i.id = o.invocation_id
-  WHERE i.writer_id = $1 AND o.id > $2 ORDER BY o.id LIMIT $3`;
-const SELECT_CHECKPOINTS = `SELECT p.id, ${selectList(CHECKPOINT, 'p', { id: 'p.source_ref' })}
-  FROM prune_checkpoints p WHERE p.source_id = $1 AND p.id > $2 ORDER BY p.id LIMIT $3`;
-const SELECT_LINKS = `SELECT seq, seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE writer_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`;
-const SELECT_HOOK_SETS = `SELECT ${selectList(HOOK_SET, 'h', { id: 'm.local_id' })}
-  FROM ship_hook_sets m JOIN hook_sets h ON h.id = m.hook_set_id WHERE m.source_id = $1 ORDER BY m.local_id`;
+/**
+ * How each table of a source is read back, with the source's own ids: source_ref for the row, the
+ * mapped local id for its hook set and its invocation. `order` pages through the rows in central
+ * id order (the select's first column); `ref` is the source's id of a row, to read one again.
+ */
+interface SourceTable {
+  table: 'hook_sets' | 'invocations' | 'outcomes' | 'prune_checkpoints' | 'chain';
+  names: string[];
+  select: string;
+  order: string | null;
+  ref: string;
+}
+const TABLES: SourceTable[] = [
+  {
+    table: 'hook_sets',
+    names: HOOK_SET,
+    select: `SELECT ${selectList(HOOK_SET, 'h', { id: 'm.local_id' })} FROM ship_hook_sets m JOIN hook_sets h ON h.id = m.hook_set_id WHERE m.source_id = $1`,
+    order: null,
+    ref: 'm.local_id',
+  },
+  {
+    table: 'invocations',
+    names: INVOCATION,
+    select: `SELECT i.id, ${selectList(INVOCATION, 'i', { id: 'i.source_ref', hook_set_id: 'm.local_id' })}
+      FROM invocations i LEFT JOIN ship_hook_sets m ON m.source_id = i.writer_id AND m.hook_set_id = i.hook_set_id WHERE i.writer_id = $1`,
+    order: 'i.id',
+    ref: 'i.source_ref',
+  },
+  {
+    table: 'outcomes',
+    names: OUTCOME,
+    select: `SELECT o.id, ${selectList(OUTCOME, 'o', { id: 'o.source_ref', invocation_id: 'i.source_ref' })}
+      FROM outcomes o JOIN invocations i ON i.id = o.invocation_id WHERE i.writer_id = $1`,
+    order: 'o.id',
+    ref: 'o.source_ref',
+  },
+  {
+    table: 'prune_checkpoints',
+    names: CHECKPOINT,
+    select: `SELECT p.id, ${selectList(CHECKPOINT, 'p', { id: 'p.source_ref' })} FROM prune_checkpoints p WHERE p.source_id = $1`,
+    order: 'p.id',
+    ref: 'p.source_ref',
+  },
+  {
+    table: 'chain',
+    names: ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'],
+    select: `SELECT seq, seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE writer_id = $1`,
+    order: 'seq',
+    ref: 'seq',
+  },
+];
+const ROUNDS_FOR_OLD_TEXT = 10;
 
 export interface SourceVerifyOptions {
   batchSize?: number;
@@ -58,7 +99,8 @@ export interface SourceVerifyOptions {
   prunedRuns?: Map<string, [number, number, string][]>;
 }
 
-const insert = (table: string, names: string[]) => `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`;
+const insert = (table: string, names: string[], replace = false) =>
+  `INSERT ${replace ? 'OR REPLACE ' : ''}INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`;
 
 /**
  * Verifies every shipped source, inside the caller's transaction (one snapshot with the rest of
@@ -88,34 +130,62 @@ async function verifySource(
     // The rebuilt ledger holds whatever the centre holds, however broken: verify, not a constraint, must say what is wrong.
     s.pragma('foreign_keys = OFF');
     s.pragma('synchronous = OFF');
+    const tried = new Set<string>();
     // Triggers keep report caches; a scratch copy has no reports.
     for (const name of s.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).pluck().all() as string[])
       s.exec(`DROP TRIGGER "${name}"`);
-    const copy = async (text: string, target: string, names: string[], keyed: boolean) => {
-      const statement = s.prepare(insert(target, names));
+    const inserts = new Map(TABLES.map((t) => [t.table, s.prepare(insert(t.table, t.names))]));
+    const replaces = new Map(TABLES.map((t) => [t.table, s.prepare(insert(t.table, t.names, true))]));
+    // Central text is stored escaped (text.ts); the source hashed the original.
+    const put = (t: SourceTable, rows: unknown[][], decode: boolean) =>
+      s.transaction(() => {
+        const statement = (decode ? inserts : replaces).get(t.table)!;
+        for (const row of rows) {
+          const values = t.order ? row.slice(1) : row;
+          statement.run(decode ? values.map(originalValue) : values);
+        }
+      })();
+    for (const t of TABLES) {
       let after = 0;
       for (;;) {
+        const text = t.order ? `${t.select} AND ${t.order} > $2 ORDER BY ${t.order} LIMIT $3` : t.select;
         const rows = (
-          await client.query<unknown[]>({ text, values: keyed ? [source.id, after, batchSize] : [source.id], rowMode: 'array' })
+          await client.query<unknown[]>({ text, values: t.order ? [source.id, after, batchSize] : [source.id], rowMode: 'array' })
         ).rows;
-        if (rows.length === 0) return;
-        s.transaction(() => {
-          for (const row of rows) statement.run(keyed ? row.slice(1) : row);
-        })();
-        if (!keyed) return;
+        if (rows.length === 0) break;
+        put(t, rows, true);
+        if (!t.order) break;
         after = rows[rows.length - 1]![0] as number;
       }
-    };
-    await copy(SELECT_HOOK_SETS, 'hook_sets', HOOK_SET, false);
-    await copy(SELECT_INVOCATIONS, 'invocations', INVOCATION, true);
-    await copy(SELECT_OUTCOMES, 'outcomes', OUTCOME, true);
-    await copy(SELECT_CHECKPOINTS, 'prune_checkpoints', CHECKPOINT, true);
-    await copy(SELECT_LINKS, 'chain', ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'], true);
-    const report = verifyLedger(scratch, {
-      ...(options.maxProblems !== undefined ? { maxProblems: options.maxProblems } : {}),
-      anchor: { seq: source.head_seq, hash: source.head_hash },
-      prunedElsewhere: options.prunedRuns?.get(source.id) ?? [],
-    });
+    }
+    const verifyScratch = () =>
+      verifyLedger(scratch, {
+        ...(options.maxProblems !== undefined ? { maxProblems: options.maxProblems } : {}),
+        anchor: { seq: source.head_seq, hash: source.head_hash },
+        prunedElsewhere: options.prunedRuns?.get(source.id) ?? [],
+      });
+    let report = verifyScratch();
+    // Text shipped before NUL was escaped reversibly stored a literal U+2400 (or U+241B) as it is,
+    // which now reads back as an escape: a changed row whose central text holds one is checked once
+    // more as stored. Only rows that match what was committed that way stop being reported.
+    for (let round = 0; round < ROUNDS_FOR_OLD_TEXT; round++) {
+      let replaced = 0;
+      for (const t of TABLES) {
+        const ids = report.problems
+          .filter((p) => p.kind === 'changed' && p.table === t.table && !tried.has(`${t.table}:${p.id}`))
+          .map((p) => p.id);
+        if (ids.length === 0) continue;
+        for (const id of ids) tried.add(`${t.table}:${id}`);
+        const rows = (
+          await client.query<unknown[]>({ text: `${t.select} AND ${t.ref} = ANY($2)`, values: [source.id, ids], rowMode: 'array' })
+        ).rows;
+        const escaped = rows.filter((row) => row.some((v) => originalValue(v) !== v));
+        put(t, escaped, false);
+        replaced += escaped.length;
+      }
+      if (replaced === 0) break;
+      report = verifyScratch();
+    }
     const named = `source ${source.id} (host ${source.host})`;
     return {
       source: source.id,

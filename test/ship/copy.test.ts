@@ -67,7 +67,11 @@ describe('COPY text format (ship-sink.ts, copy.ts)', { timeout: 120_000 }, () =>
         .pluck()
         .all()
         .map((line) => storedValue(line as string));
-      const fromJs = db.prepare('SELECT * FROM t ORDER BY rowid').raw().all().map(copyLine);
+      const fromJs = db
+        .prepare('SELECT * FROM t ORDER BY rowid')
+        .raw()
+        .all()
+        .map((row) => copyLine(row as unknown[]));
       expect(fromSql).toEqual(fromJs);
       expect(fromSql.join('')).toContain('\\t\\\\N\\t');
     } finally {

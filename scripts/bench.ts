@@ -131,23 +131,43 @@ function baseline(ledger: SqliteLedger, chain: boolean) {
 interface Cause {
   us: number;
   gc: boolean;
+  /** Heap growth over the invocation, bytes (what it allocated, when no GC ran in it). */
+  grew: number;
   rewind: boolean;
+  /** Time this thread was runnable but waiting for a CPU, ms. */
   offCpuMs: number;
+  /** Times this thread went to sleep (I/O, a lock, a wait): voluntary context switches. */
+  slept: number;
 }
 
-// Time this thread spent runnable but waiting for a CPU, ms (Linux: the second field of schedstat); 0 elsewhere.
-const schedstat = (() => {
+// Time this thread spent runnable but waiting for a CPU, ms (Linux: the second field of
+// schedstat, updated whenever the thread is scheduled in), and its voluntary context switches
+// (/proc status: each time it slept on I/O, a lock or a wait); 0 elsewhere. (schedstat's first
+// field, time on a CPU, only advances at scheduler ticks: no use per invocation.)
+const mainTask = `/proc/self/task/${process.pid}`;
+const openOrNull = (path: string) => {
   try {
-    return openSync(`/proc/self/task/${process.pid}/schedstat`, 'r');
+    return openSync(path, 'r');
   } catch {
     return null;
   }
-})();
-const schedBuffer = Buffer.alloc(96);
-function runQueueMs(): number {
-  if (schedstat === null) return 0;
-  const n = readSync(schedstat, schedBuffer, 0, schedBuffer.length, 0);
-  return Number(schedBuffer.subarray(0, n).toString('latin1').split(' ')[1]) / 1e6;
+};
+const schedstat = openOrNull(`${mainTask}/schedstat`);
+const status = openOrNull(`${mainTask}/status`);
+const procBuffer = Buffer.alloc(4096);
+function readProc(fd: number | null): string {
+  if (fd === null) return '';
+  return procBuffer.subarray(0, readSync(fd, procBuffer, 0, procBuffer.length, 0)).toString('latin1');
+}
+function threadSched(): { runQueueMs: number; sleeps: number } {
+  const runQueueMs = schedstat === null ? 0 : Number(readProc(schedstat).split(' ')[1]) / 1e6;
+  const sleeps = Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(readProc(status))?.[1] ?? 0);
+  return { runQueueMs, sleeps };
+}
+
+function schedSince(before: { runQueueMs: number; sleeps: number }): { offCpuMs: number; slept: number } {
+  const now = threadSched();
+  return { offCpuMs: now.runQueueMs - before.runQueueMs, slept: now.sleeps - before.sleeps };
 }
 
 /** What the slowest 1% of a case's invocations overlapped, each counted under its first cause in this order. */
@@ -156,13 +176,27 @@ function describeTail(name: string, all: Cause[]): string {
   let rewind = 0;
   let gc = 0;
   let offCpu = 0;
+  let blocked = 0;
   for (const c of slow) {
     if (c.rewind) rewind += 1;
     else if (c.gc) gc += 1;
     else if (c.offCpuMs * 1000 > c.us / 2) offCpu += 1;
+    else if (c.slept > 0) blocked += 1;
   }
-  const other = slow.length - rewind - gc - offCpu;
-  return `slowest 1% of ${name} (${slow.length}, from ${slow[slow.length - 1]!.us.toFixed(0)} µs): ${rewind} overlapped the checkpoint worker's FULL checkpoint, ${gc} a GC, ${offCpu} waited mostly for a CPU (other processes), ${other} none of these`;
+  const other = slow.length - rewind - gc - offCpu - blocked;
+  return `slowest 1% of ${name} (${slow.length}, from ${slow[slow.length - 1]!.us.toFixed(0)} µs): ${rewind} overlapped the checkpoint worker's FULL checkpoint, ${gc} a GC, ${offCpu} waited mostly for a CPU (other threads or processes), ${blocked} slept (I/O, a lock), ${other} none of these (ran on the CPU)`;
+}
+
+/**
+ * What a case allocates per invocation (the heap's growth over invocations that met no GC;
+ * the benchmark's own reads of the heap included, a few hundred bytes) and the share of
+ * invocations that met a GC: below about 0.5%, scavenges stay out of the 99th percentile.
+ */
+function describeAllocation(name: string, all: Cause[]): string {
+  const clean = all.filter((c) => !c.gc);
+  const perInvocation = clean.reduce((sum, c) => sum + c.grew, 0) / Math.max(1, clean.length);
+  const gcs = all.length - clean.length;
+  return `allocation, ${name}: ${(perInvocation / 1024).toFixed(1)} KB per invocation; ${gcs} of ${all.length} invocations (${((100 * gcs) / all.length).toFixed(2)}%) met a GC`;
 }
 
 async function main(): Promise<void> {
@@ -188,16 +222,18 @@ async function main(): Promise<void> {
         // Read outside the timed span: what the invocation may have overlapped.
         const heap = getHeapStatistics().used_heap_size;
         const rewound = rewinds();
-        const runQueue = runQueueMs();
+        const sched = threadSched();
         const t = process.hrtime.bigint();
         await fn(i);
         const us = Number(process.hrtime.bigint() - t) / 1000;
+        const heapAfter = getHeapStatistics().used_heap_size;
         samples[name]!.push(us);
         causes[name]!.push({
           us,
-          gc: getHeapStatistics().used_heap_size < heap,
+          gc: heapAfter < heap,
+          grew: heapAfter - heap,
           rewind: rewinds() !== rewound,
-          offCpuMs: runQueueMs() - runQueue,
+          ...schedSince(sched),
         });
       }
       wall[name]! += Number(process.hrtime.bigint() - t0) / 1e9;
@@ -232,6 +268,7 @@ async function main(): Promise<void> {
     `\np99 / p50: hookledger runner.run ${(runnerStats.p99 / runnerStats.p50).toFixed(2)} (goal <= 3); the floor in the same run (baseline + chain row, same checkpointing) ${(chained.p99 / chained.p50).toFixed(2)}`,
   );
   for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeTail(name, causes[name]!));
+  for (const name of Object.keys(cases)) console.log(describeAllocation(name, causes[name]!));
   await runnerLedger.close();
   await baselineLedger.close();
   await chainLedger.close();

@@ -6,6 +6,7 @@
  *
  *   node --import tsx scripts/build-bundle.ts [OUT]     default dist/bundle/claude.cjs
  *   node dist/bundle/claude.cjs --config hooks.json     (the same flags as `hookledger claude`)
+ *   HOOKLEDGER_BUNDLE_MINIFY=0 …                      readable names, for --cpu-prof
  *
  * The bundle must sit two directories below the package root (like dist/ledger/paths.js),
  * because the migrations folder is found relative to it.
@@ -53,7 +54,7 @@ export async function buildHookBundle(
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    minify: true,
+    minify: process.env.HOOKLEDGER_BUNDLE_MINIFY !== '0',
     legalComments: 'none',
     external: ['tsx', 'tsx/*'],
     plugins: [sqliteAddonLocator],

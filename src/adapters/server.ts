@@ -109,8 +109,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
   server.keepAliveTimeout = 65_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const path = pathOf(req);
     if (closing) {
       res.setHeader('connection', 'close');
       throw new HttpError(503, 'shutting_down', 'hookledger is shutting down');
@@ -181,7 +180,7 @@ export function createHookServer(options: HookServerOptions): HookServer {
     }
     if (path === '/v1/denials') {
       requireMethod(req, 'GET');
-      const { filter, page } = denialsQuery(url.searchParams);
+      const { filter, page } = denialsQuery(new URL(req.url ?? '/', 'http://localhost').searchParams);
       const { rows, nextCursor } = await ledger.listDenials(filter, page);
       return sendJson(res, 200, { denials: rows, nextCursor });
     }
@@ -211,18 +210,32 @@ export function createHookServer(options: HookServerOptions): HookServer {
       refuseOversized(req, res);
       throw new HttpError(413, 'body_too_large', `body: ${declared} bytes exceeds the ${limit}-byte limit (${limitName})`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        refuseOversized(req, res);
-        throw new HttpError(413, 'body_too_large', `body: exceeds the ${limit}-byte limit (${limitName})`);
-      }
-      chunks.push(chunk);
-    }
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() === '') throw new HttpError(400, 'input_invalid', 'body: empty; expected JSON');
+    const text = await new Promise<string>((resolve, reject) => {
+      // Plain listeners rather than `for await`: the async iterator allocated a few KB per
+      // request (its promises, the end-of-stream watcher), and every KB per decision brings the
+      // next scavenge closer (README, "p99 and allocation").
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const done = (error: Error | null, body = '') => {
+        req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+        if (error) reject(error);
+        else resolve(body);
+      };
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) {
+          done(new HttpError(413, 'body_too_large', `body: exceeds the ${limit}-byte limit (${limitName})`));
+          refuseOversized(req, res);
+          return;
+        }
+        chunks.push(chunk);
+      };
+      const onEnd = () => done(null, (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8'));
+      const onError = (error: Error) => done(error);
+      const onClose = () => done(new HttpError(400, 'input_invalid', 'body: the connection closed before the body was complete'));
+      req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    });
+    if (BLANK.test(text)) throw new HttpError(400, 'input_invalid', 'body: empty; expected JSON');
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
@@ -318,15 +331,28 @@ function errorBody(error: unknown): { status: number; code: string; message: str
   return { status: 500, code: 'internal', message: `internal error: ${describeThrown(error)}` };
 }
 
+/** Whitespace only (what `trim()` removes), tested without copying the body. */
+const BLANK = /^\s*$/;
+
+/** The routes a hook calls on every event, whose request target needs no URL parsing. */
+const PLAIN_PATHS = new Set(['/claude', '/v1/claude', '/meerkat', '/v1/meerkat', '/v1/invocations', '/healthz']);
+
+/** The request's path without trailing slashes ("/" for the root); a hook route's is taken as is, without a URL object per request. */
+function pathOf(req: IncomingMessage): string {
+  const target = req.url ?? '/';
+  if (PLAIN_PATHS.has(target)) return target;
+  return new URL(target, 'http://localhost').pathname.replace(/\/+$/, '') || '/';
+}
+
 /** A meerkat http hook's request: POST to the meerkat endpoint. */
 function isMeerkatHookCall(req: IncomingMessage): boolean {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  const path = pathOf(req);
   return req.method === 'POST' && (path === '/meerkat' || path === '/v1/meerkat');
 }
 
 /** A Claude Code http hook's request: POST to the Claude endpoint. */
 function isClaudeHookCall(req: IncomingMessage): boolean {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  const path = pathOf(req);
   return req.method === 'POST' && (path === '/claude' || path === '/v1/claude');
 }
 

@@ -1,3 +1,4 @@
+import './one-event-zod.js';
 import { command } from './commands/codex.js';
 import { runHookBin } from './hook-bin.js';
 

@@ -1,7 +1,6 @@
 import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
-import { config as zodConfig } from 'zod';
 import { describeThrown } from '../domain/errors.js';
 import type { Command } from './command.js';
 import { readStdinSync, type CliIo } from './io.js';
@@ -14,9 +13,6 @@ import { readStdinSync, type CliIo } from './io.js';
  * (exit 2, the reason on stderr).
  */
 export function runHookBin(name: string, command: Command, argv: string[] = process.argv.slice(2)): void {
-  // One event per process: zod's JIT (compiling each schema's parser with new Function on first
-  // use) costs more than it saves when every schema is used about once.
-  zodConfig({ jitless: true });
   const io = fdIo();
   const finish = (code: number) => io.stdout.write('', () => io.stderr.write('', () => process.exit(code)));
   let values;

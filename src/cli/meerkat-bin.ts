@@ -1,5 +1,5 @@
+import './one-event-zod.js';
 import { parseArgs } from 'node:util';
-import { config as zodConfig } from 'zod';
 import { resolveOnErrorPolicy } from '../adapters/claude.js';
 import { meerkatFailureAnswer } from '../adapters/meerkat-output.js';
 import { describeThrown } from '../domain/errors.js';
@@ -36,6 +36,4 @@ export function runMeerkatBin(argv: string[] = process.argv.slice(2)): void {
   command.run({ values, positionals: [] }, io).then(finish, (error: unknown) => undecided(describeThrown(error)));
 }
 
-// One invocation per process: zod's JIT costs more than it saves when every schema is used about once.
-zodConfig({ jitless: true });
 runMeerkatBin();

@@ -172,8 +172,9 @@ export class LedgerWriter {
     this.updateInvocation = s.prepare(
       `UPDATE invocations SET status = 'completed', ${FINAL_COLUMNS.map((key) => `${columnName(key)} = ?`).join(', ')} WHERE id = ?`,
     );
+    // The id is bound NULL (SQLite assigns it), so that one array serves the insert and the chain link.
     this.insertOutcome = s.prepare(
-      `INSERT INTO outcomes (${OUTCOME_INSERT_COLUMNS.join(', ')}) VALUES (${OUTCOME_INSERT_COLUMNS.map(() => '?').join(', ')})`,
+      `INSERT INTO outcomes (id, ${OUTCOME_INSERT_COLUMNS.join(', ')}) VALUES (?, ${OUTCOME_INSERT_COLUMNS.map(() => '?').join(', ')})`,
     );
     this.startOutcome = s.prepare(`UPDATE outcomes SET started_at = ?, execution_order = ? WHERE id = ?`);
     this.completeOutcome = s.prepare(
@@ -307,12 +308,14 @@ export class LedgerWriter {
     const entries = this.chained
       ? [invocationEntry(open ? invocationRow(open.row, final, this.fingerprintOf(open.row.hookSetId)) : this.selectInvocationRow.get(id)!)]
       : [];
-    for (const [i, outcome] of outcomes.entries()) {
+    for (let i = 0; i < outcomes.length; i++) {
       const row = outcomeParams(id, rows[i]!.outcome, rows[i]!.paths);
-      const values = outcomeValues(row);
+      // One array for the insert (id NULL: SQLite assigns it) and, with the id filled in, the chain link.
+      const values = outcomeValues(row, true);
       const rowId = Number(this.insertOutcome.run(values).lastInsertRowid);
-      if (this.chained) entries.push(outcomeEntry([rowId, ...values], row.status === 'pending'));
-      if (outcome.status === 'pending') pendingIds.push(rowId);
+      values[0] = rowId;
+      if (this.chained) entries.push(outcomeEntry(values, row.status === 'pending'));
+      if (outcomes[i]!.status === 'pending') pendingIds.push(rowId);
     }
     // Encoded from the values just bound (integrity.ts says why that equals what verify reads back).
     if (this.chained) this.appender.append('invocation', id, entries, finishedAt);
@@ -487,11 +490,14 @@ type OutcomeInsert = Omit<OutcomeRow, 'id'>;
 
 /**
  * The values bound to `insertOutcome`, positionally (binding by name costs about twice as much
- * in better-sqlite3). With the row id in front this is the row as `OUTCOME_SELECT` returns it.
+ * in better-sqlite3). With the row id in front (`withId`: a NULL slot for it) this is the row as
+ * `OUTCOME_SELECT` returns it.
  */
-export function outcomeValues(row: OutcomeInsert): RawRow {
-  const values: unknown[] = new Array(OUTCOME_INSERT_COLUMNS.length);
-  for (let i = 0; i < OUTCOME_INSERT_COLUMNS.length; i++) values[i] = row[OUTCOME_INSERT_COLUMNS[i]!];
+export function outcomeValues(row: OutcomeInsert, withId = false): RawRow {
+  const offset = withId ? 1 : 0;
+  const values: unknown[] = new Array(OUTCOME_INSERT_COLUMNS.length + offset);
+  if (withId) values[0] = null;
+  for (let i = 0; i < OUTCOME_INSERT_COLUMNS.length; i++) values[i + offset] = row[OUTCOME_INSERT_COLUMNS[i]!];
   return values;
 }
 

@@ -3,7 +3,7 @@ import { modifiableInput, modifyProblem, withModifiedInput, type Invocation } fr
 import type { Outcome } from '../domain/outcomes.js';
 import { replacementOf, type Decision, type ReasonCode } from '../domain/results.js';
 import { executeHook, type ExecuteOptions } from './execute-hook.js';
-import { applyExecution, blankOutcome, failClosedMessage } from './outcome.js';
+import { blankOutcome, failClosedMessage, fillExecution } from './outcome.js';
 import type { Registration } from './select.js';
 
 /** The result of the foreground pass (docs/design.md §4, steps 3-7). */
@@ -56,7 +56,8 @@ export async function runForegroundPass(
     message = text;
   };
 
-  for (const [order, registration] of registrations.entries()) {
+  for (let order = 0; order < registrations.length; order++) {
+    const registration = registrations[order]!;
     const { hook } = registration;
     const pending = executeHook(hook, current, options);
     let execution = pending instanceof Promise ? await pending : pending;
@@ -72,7 +73,7 @@ export async function runForegroundPass(
           durationUs: execution.durationUs,
         };
     }
-    const outcome = applyExecution(blankOutcome(registration, invocation.point), execution, order);
+    const outcome = fillExecution(blankOutcome(registration, invocation.point), execution, order);
     outcomes.push(outcome);
 
     if (!execution.ok) {

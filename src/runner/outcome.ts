@@ -38,33 +38,39 @@ export function blankOutcome(registration: Registration, point: Point): Outcome 
 
 /** Fills an outcome from what the hook did; capability rules are applied by the caller. */
 export function applyExecution(outcome: Outcome, execution: HookExecution, executionOrder: number): Outcome {
-  const ran = { ...outcome, executionOrder, startedAt: execution.startedAt, durationUs: execution.durationUs };
+  return fillExecution({ ...outcome }, execution, executionOrder);
+}
+
+/**
+ * `applyExecution` in place, for an outcome nobody else holds yet (the foreground pass's fresh
+ * blank one): no copies on the decision path.
+ */
+export function fillExecution(outcome: Outcome, execution: HookExecution, executionOrder: number): Outcome {
+  outcome.executionOrder = executionOrder;
+  outcome.startedAt = execution.startedAt;
+  outcome.durationUs = execution.durationUs;
   if (!execution.ok) {
-    return {
-      ...ran,
-      status: execution.failureReason === 'timeout' ? 'timed_out' : 'failed',
-      failureReason: execution.failureReason,
-      failureDetail: execution.detail,
-    };
+    outcome.status = execution.failureReason === 'timeout' ? 'timed_out' : 'failed';
+    outcome.failureReason = execution.failureReason;
+    outcome.failureDetail = execution.detail;
+    return outcome;
   }
   const r = execution.result;
-  return {
-    ...ran,
-    status: 'completed',
-    decision: r.decision,
-    reasonCode: r.decision === 'deny' ? r.reasonCode : null,
-    message:
-      r.decision === 'deny' || r.decision === 'ask'
-        ? r.message
-        : r.decision === 'allow'
-          ? (r.message ?? null)
-          : r.decision === 'modify'
-            ? (r.reason ?? null)
-            : null,
-    payload: r.decision === 'deny' ? (r.payload ?? null) : null,
-    modifiedInput: replacementOf(r) ?? null,
-    additionalContext: r.additionalContext ?? null,
-  };
+  outcome.status = 'completed';
+  outcome.decision = r.decision;
+  outcome.reasonCode = r.decision === 'deny' ? r.reasonCode : null;
+  outcome.message =
+    r.decision === 'deny' || r.decision === 'ask'
+      ? r.message
+      : r.decision === 'allow'
+        ? (r.message ?? null)
+        : r.decision === 'modify'
+          ? (r.reason ?? null)
+          : null;
+  outcome.payload = r.decision === 'deny' ? (r.payload ?? null) : null;
+  outcome.modifiedInput = replacementOf(r) ?? null;
+  outcome.additionalContext = r.additionalContext ?? null;
+  return outcome;
 }
 
 /** The deny a fail-closed failure turns into. */

@@ -26,7 +26,9 @@ export class HookIndex {
         .filter((hook) => hook.points.includes(point))
         .map((hook, registrationIndex) => ({ hook, registrationIndex }))
         // After numbering: disabling a hook must not renumber the others.
-        .filter(({ hook }) => hook.enabled);
+        .filter(({ hook }) => hook.enabled)
+        // Sorted once here: select keeps this order, so no invocation sorts (or allocates for it).
+        .sort(byRunOrder);
       this.byPoint.set(point, registrations);
     }
   }
@@ -37,15 +39,19 @@ export class HookIndex {
     const background: Registration[] = [];
     // The agent's own tool name and its Claude Code equivalents (domain/tool-names.ts).
     const names = toolNamesFor(invocation.agent, invocation.toolName);
+    // In run order (sorted in the constructor); background hooks too, so the report lists
+    // outcomes as explain reads them back.
     for (const registration of this.byPoint.get(invocation.point) ?? []) {
-      if (!names.some((name) => registration.hook.matches(invocation.point, name))) continue;
+      if (!matchesAny(registration.hook, invocation.point, names)) continue;
       (registration.hook.mode === 'foreground' ? foreground : background).push(registration);
     }
-    // Background hooks in the same order, so the report lists outcomes as explain reads them back.
-    foreground.sort(byRunOrder);
-    background.sort(byRunOrder);
     return { foreground, background };
   }
+}
+
+function matchesAny(hook: ResolvedHook, point: Point, names: readonly (string | null)[]): boolean {
+  for (let i = 0; i < names.length; i++) if (hook.matches(point, names[i]!)) return true;
+  return false;
 }
 
 const byRunOrder = (a: Registration, b: Registration): number =>

@@ -21,6 +21,8 @@ export function exceedsJsonLimit(value: unknown, limit = RESULT_LIMIT_BYTES): bo
     return typeof value === 'string' && value.length + 2 > limit;
   }
   try {
+    const flat = flatObjectSize(value);
+    if (flat >= 0) return flat > limit;
     let size = 0;
     // Objects on the path from the root to the current one: meeting one again is a cycle.
     const ancestors = new Set<object>();
@@ -62,6 +64,23 @@ export function exceedsJsonLimit(value: unknown, limit = RESULT_LIMIT_BYTES): bo
   } catch {
     return false;
   }
+}
+
+/**
+ * The size `exceedsJsonLimit` counts for a plain object whose values are all primitives (what
+ * nearly every hook answers: `{ decision: 'allow' }`), counted without the walk's stack and
+ * cycle set, which allocated on every hook of every decision; -1 for any other value.
+ */
+function flatObjectSize(value: object): number {
+  if (Array.isArray(value) || ArrayBuffer.isView(value)) return -1;
+  let size = 2;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== null && typeof v === 'object') return -1;
+    size += key.length + 4 + (typeof v === 'string' ? v.length + 2 : 8);
+  }
+  return size;
 }
 
 /** The failure detail for an answer over the limit. */

@@ -138,6 +138,29 @@ describe('the tamper-evidence chain', () => {
     expect(report.problems.map((p) => p.id)).toEqual([ids[0], expect.any(Number), ids[3]]);
   });
 
+  it('a value of another type than its column declares, or one filled into a run of NULL columns, is named', async () => {
+    // The SQL that builds most links' text writes each value by its declared type and tests runs of NULL columns at once.
+    const { ledger, path, ids } = await populated();
+    const outcomeOf = (invocation: number, hook: string) =>
+      ledger.sqlite.prepare('SELECT id FROM outcomes WHERE invocation_id = ? AND hook_id = ?').pluck().get(invocation, hook) as number;
+    const blobInInteger = outcomeOf(ids[0]!, 'ok');
+    const realInInteger = outcomeOf(ids[1]!, 'ok');
+    const filledRun = outcomeOf(ids[2]!, 'ok');
+    // The same digits as a blob: SQLite's text of it is the same bytes.
+    tamper(path, `UPDATE outcomes SET priority = CAST(priority AS BLOB) WHERE id = ?`, blobInInteger);
+    tamper(path, `UPDATE outcomes SET timeout_ms = 5000.5 WHERE id = ?`, realInInteger);
+    tamper(path, `UPDATE outcomes SET failure_detail = '' WHERE id = ?`, filledRun);
+    tamper(path, `UPDATE invocations SET turn = 'x' WHERE id = ?`, ids[3]);
+    const report = verify(ledger);
+    expect(report.problems.map((p) => [p.kind, p.table, p.id])).toEqual([
+      ['changed', 'outcomes', blobInInteger],
+      ['changed', 'outcomes', realInInteger],
+      ['changed', 'outcomes', filledRun],
+      ['changed', 'invocations', ids[3]],
+    ]);
+    expect(report.problemCount).toBe(4);
+  });
+
   it('DELETE of an outcome: verify names it as removed', async () => {
     const { ledger, path, ids } = await populated();
     const outcome = ledger.sqlite
@@ -170,6 +193,37 @@ describe('the tamper-evidence chain', () => {
     const fake = ledger.sqlite.prepare('SELECT max(id) FROM invocations').pluck().get() as number;
     const report = verify(ledger);
     expect(report.problems).toEqual([expect.objectContaining({ kind: 'inserted', table: 'invocations', id: fake, seq: null })]);
+  });
+
+  it('rows no link covers are found, also when the counts the walk keeps would match (a duplicated link, the unique index dropped)', async () => {
+    const { ledger, path, ids } = await populated();
+    const outside = new Database(path);
+    outside.pragma('foreign_keys = OFF');
+    outside.exec(
+      `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, mode, capability, runtime, status, decisive, timeout_ms)
+       VALUES (99999, 'stray', 'pre_tool_use', 1, 9, 'foreground', 'guardrail', 'in_process', 'completed', 0, 5000)`,
+    );
+    outside.close();
+    const stray = ledger.sqlite.prepare(`SELECT id FROM outcomes WHERE hook_id = 'stray'`).pluck().get() as number;
+    expect(verify(ledger).problems).toEqual([expect.objectContaining({ kind: 'inserted', table: 'outcomes', id: stray })]);
+    tamper(path, 'DELETE FROM outcomes WHERE id = ?', stray);
+
+    // One invocation more than links, and one link more (a second link to a linked invocation): equal counts.
+    tamper(path, 'DROP INDEX chain_ref');
+    tamper(
+      path,
+      `INSERT INTO chain SELECT (SELECT max(seq) + 1 FROM chain), kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE ref_id = ?`,
+      ids[0],
+    );
+    tamper(
+      path,
+      `INSERT INTO invocations (hook_set_id, point, invocation_json, status, decision, started_at, pid, host)
+       VALUES (1, 'pre_tool_use', '{}', 'completed', 'allow', 1, 1, 'h')`,
+    );
+    const fake = ledger.sqlite.prepare('SELECT max(id) FROM invocations').pluck().get() as number;
+    expect(verify(ledger).problems).toContainEqual(
+      expect.objectContaining({ kind: 'inserted', table: 'invocations', id: fake, seq: null }),
+    );
   });
 
   it('DELETE of an invocation (with or without its outcomes): verify names it as removed', async () => {

@@ -188,6 +188,19 @@ function describeTail(name: string, all: Cause[]): string {
 }
 
 /**
+ * How many invocations slept (the deciding thread blocked: on I/O such as a write throttled by
+ * the page cache or an fsync, or on a lock), and how long those took: with synchronous=NORMAL a
+ * commit writes the WAL without syncing it, so a disk-bound tail shows up here, a CPU-bound one
+ * does not.
+ */
+function describeSleeps(name: string, all: Cause[]): string {
+  const slept = all.filter((c) => c.slept > 0);
+  if (slept.length === 0) return `sleeps, ${name}: none of ${all.length} invocations slept`;
+  const s = stats(slept.map((c) => c.us));
+  return `sleeps, ${name}: ${slept.length} of ${all.length} invocations slept (I/O, a lock), taking p50 ${s.p50.toFixed(0)} µs, p99 ${s.p99.toFixed(0)} µs`;
+}
+
+/**
  * What a case allocates per invocation (the heap's growth over invocations that met no GC;
  * the benchmark's own reads of the heap included, a few hundred bytes) and the share of
  * invocations that met a GC: below about 0.5%, scavenges stay out of the 99th percentile.
@@ -268,6 +281,7 @@ async function main(): Promise<void> {
     `\np99 / p50: hookledger runner.run ${(runnerStats.p99 / runnerStats.p50).toFixed(2)} (goal <= 3); the floor in the same run (baseline + chain row, same checkpointing) ${(chained.p99 / chained.p50).toFixed(2)}`,
   );
   for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeTail(name, causes[name]!));
+  for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeSleeps(name, causes[name]!));
   for (const name of Object.keys(cases)) console.log(describeAllocation(name, causes[name]!));
   await runnerLedger.close();
   await baselineLedger.close();

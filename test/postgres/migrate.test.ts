@@ -70,10 +70,17 @@ describe('PostgreSQL schema and migrations', () => {
        ALTER TABLE invocations DROP COLUMN source_ref; ALTER TABLE outcomes DROP COLUMN source_ref;
        ALTER TABLE prune_checkpoints DROP COLUMN source_id, DROP COLUMN source_ref;
        DROP INDEX chain_ref; CREATE UNIQUE INDEX chain_ref ON chain (kind, ref_id);
+       ALTER TABLE outcomes ADD CONSTRAINT outcomes_invocation_id_invocations_id_fk FOREIGN KEY (invocation_id)
+         REFERENCES invocations (id) ON DELETE CASCADE;
        DELETE FROM hookledger_migrations WHERE idx > 0`,
       name,
     );
+    const outcomeKeys = () =>
+      adminSql<{ conname: string }>(`SELECT conname FROM pg_constraint WHERE conrelid = 'outcomes'::regclass AND contype = 'f'`, name);
+    expect(await outcomeKeys()).toEqual([{ conname: 'outcomes_invocation_id_invocations_id_fk' }]);
     await (await connectPostgres({ url })).close();
+    // 0007: the outcome → invocation reference is kept by hookledger's writers, not enforced (docs/ship.md, Central schema).
+    expect(await outcomeKeys()).toEqual([]);
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
     expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
     expect(await adminSql(`SELECT to_regclass('ship_sources')::text AS t`, name)).toEqual([{ t: 'ship_sources' }]);

@@ -91,9 +91,38 @@ describe('verify on PostgreSQL', () => {
     expect(report.problems.map((p) => [p.kind, p.table, p.writer])).toEqual([
       ['removed', 'chain', 'host-a'],
       ['inserted', 'invocations', 'host-a'],
+      // Its outcomes stay (PostgreSQL enforces no reference: docs/ship.md, Central schema); with the link gone, no chain names a writer.
+      ['inserted', 'outcomes', null],
+      ['inserted', 'outcomes', null],
     ]);
     expect(report.problems[0]!.detail).toBe(
       'writer host-a: its recorded head is link 3 but the chain ends at link 2 (the last links were deleted)',
+    );
+  });
+  it('names an outcome whose invocation was deleted (no foreign key on PostgreSQL) with the writer whose link covered it', async () => {
+    const { url, name } = await freshDatabase();
+    const a = await PostgresStore.open({ url, writerId: 'host-a' });
+    stores.push(a);
+    const ids = await record(a.writer(), 3);
+    expect((await verifyPostgres(a.connection.pool, a.connection.displayUrl)).ok).toBe(true);
+    const outcomes = await adminSql<{ id: number }>('SELECT id::int FROM outcomes WHERE invocation_id = $1 ORDER BY id', name, [ids[1]]);
+    expect(outcomes.length).toBeGreaterThan(0);
+    await adminSql('DELETE FROM invocations WHERE id = $1', name, [ids[1]]);
+    const [link] = await adminSql<{ seq: number }>(`SELECT seq::int FROM chain WHERE kind = 'invocation' AND ref_id = $1`, name, [ids[1]]);
+    const report = await verifyPostgres(a.connection.pool, a.connection.displayUrl);
+    expect(report.ok).toBe(false);
+    expect(report.problems.filter((p) => p.table === 'outcomes')).toEqual(
+      outcomes.map((o) => ({
+        kind: 'inserted',
+        table: 'outcomes',
+        id: o.id,
+        seq: link!.seq,
+        writer: 'host-a',
+        detail: `writer host-a: outcome #${o.id} has no invocation: invocation #${ids[1]} (link ${link!.seq}) is gone`,
+      })),
+    );
+    expect(report.problems).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'removed', table: 'invocations', id: ids[1] })]),
     );
   });
 });

@@ -163,6 +163,18 @@ describe('exceedsJsonLimit', () => {
     expect(exceedsJsonLimit(cyclic)).toBe(false);
     expect(exceedsJsonLimit('y'.repeat(2 * 1024 * 1024))).toBe(true);
     expect(exceedsJsonLimit({ nested: { deeper: 'y'.repeat(2 * 1024 * 1024) } })).toBe(true);
+    // A flat answer (every value a primitive) is sized without the walk, to the same count.
+    expect(exceedsJsonLimit({ decision: 'deny', message: 'y'.repeat(2 * 1024 * 1024) })).toBe(true);
+    expect(exceedsJsonLimit({ decision: 'allow', n: 1, ok: true, none: null })).toBe(false);
+    expect(exceedsJsonLimit({ message: 'y'.repeat(1000) }, 2 + 'message'.length + 4 + 1000 + 2)).toBe(false);
+    expect(exceedsJsonLimit({ message: 'y'.repeat(1000) }, 2 + 'message'.length + 4 + 1000 + 1)).toBe(true);
+    const throwing = {
+      decision: 'allow',
+      get message(): string {
+        throw new Error('getter');
+      },
+    };
+    expect(exceedsJsonLimit(throwing)).toBe(false);
     const hostile = new Proxy(
       {},
       {

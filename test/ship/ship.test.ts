@@ -175,6 +175,50 @@ describe('hookledger ship', { timeout: 180_000 }, () => {
     expect(report.problems.some((p) => p.seq === 5 || p.seq === 6)).toBe(true);
   });
 
+  it('no foreign key holds outcomes to their invocations at the centre: verify names an orphan outcome with its source', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'laptop.db');
+    await writeLedger(db, 30, 'a');
+    const { url, name } = await freshDatabase();
+    const { source, host } = JSON.parse((await ship(url, db)).stdout);
+    expect((await verifyCentre(url)).ok).toBe(true);
+    const [victim] = await adminSql<{ id: number; outcomes: number }>(
+      `SELECT i.id::int, (SELECT count(*)::int FROM outcomes o WHERE o.invocation_id = i.id) AS outcomes
+       FROM invocations i WHERE i.writer_id = $1 AND i.source_ref = 7`,
+      name,
+      [source],
+    );
+    expect(victim!.outcomes).toBeGreaterThan(0);
+    // Deleted over SQL: nothing cascades, its outcomes stay behind as orphans.
+    await adminSql(`DELETE FROM invocations WHERE id = $1`, name, [victim!.id]);
+    // And an outcome inserted over SQL for an invocation that never existed.
+    await adminSql(
+      `INSERT INTO outcomes (invocation_id, hook_id, point, priority, registration_index, mode, capability, runtime, status, decisive, timeout_ms)
+       VALUES (999999, 'forged', 'pre_tool_use', 0, 0, 'sync', 'guardrail', 'inline', 'completed', false, 1000)`,
+      name,
+    );
+    const report = await verifyCentre(url);
+    expect(report.ok).toBe(false);
+    const orphans = report.problems.filter((p) => p.table === 'outcomes' && p.kind === 'inserted');
+    expect(orphans).toHaveLength(victim!.outcomes + 1);
+    const named = `source ${source} (host ${host})`;
+    for (const orphan of orphans.slice(0, -1)) {
+      expect(orphan.writer).toBe(source);
+      expect(orphan.detail).toMatch(
+        new RegExp(
+          `^${named.replace(/[()]/g, '\\$&')}: outcome #\\d+ \\(central #\\d+\\) has no invocation: invocation #7 \\(link \\d+\\) is gone$`,
+        ),
+      );
+    }
+    expect(orphans.at(-1)).toMatchObject({ writer: null, seq: null });
+    expect(orphans.at(-1)!.detail).toMatch(/^outcome #\d+ has no invocation: invocation #999999 is gone and no writer's chain covers it$/);
+    // The source's own walk names the gone invocation too; the CLI exits 5.
+    expect(report.problems).toEqual(
+      expect.arrayContaining([expect.objectContaining({ kind: 'removed', table: 'invocations', id: 7, writer: source })]),
+    );
+    expect((await runCli(['verify', '--db', url])).code).toBe(5);
+  });
+
   it('central retention: prune on PostgreSQL removes shipped records with their source links, keeps held sessions, and every source still verifies', async () => {
     const dir = tempDir();
     const db = join(dir, 'laptop.db');

@@ -55,6 +55,8 @@ interface Extra {
   uniqueIndexes?: Record<string, string[]>;
   /** Additional indexes (column names, optional partial-index condition). */
   indexes?: Record<string, { columns: string[]; where?: SQL; unique?: boolean }>;
+  /** Foreign keys of the SQLite table that PostgreSQL does not enforce (by column name); see `outcomes`. */
+  unenforcedReferences?: string[];
 }
 
 /** Tables derived so far, with their column-name → TypeScript-key maps (foreign keys point at them). */
@@ -128,6 +130,7 @@ function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
     }
     for (const fk of config.foreignKeys) {
       const ref = fk.reference();
+      if (ref.columns.some((c) => extra.unenforcedReferences?.includes(c.name))) continue;
       const target = derived.get(ref.foreignTable as SQLiteTable);
       if (!target) throw new Error(`derive ${getTableConfig(ref.foreignTable as SQLiteTable).name} before ${config.name}`);
       let built = foreignKey({
@@ -171,6 +174,11 @@ export const invocations = derive(sqlite.invocations, {
 export const outcomes = derive(sqlite.outcomes, {
   // A shipped outcome's id in its source's ledger (its background link names it so).
   columns: { sourceRef: bigint('source_ref', { mode: 'number' }) },
+  // No foreign key to invocations (migration 0007, docs/ship.md "Central schema"): its RI trigger ran one lookup per outcome row, about a
+  // fifth of the centre's work per shipped invocation. Every writer keeps the invariant itself instead: outcomes go in with their invocation
+  // (ship: the same transaction; the PostgreSQL ledger writer: the transaction that updates, and so locks, the invocation row), prune deletes
+  // outcomes explicitly before their invocations, and `verify` names an outcome whose invocation is gone, with its source.
+  unenforcedReferences: ['invocation_id'],
   indexes: { outcomes_source_ref: { columns: ['source_ref'], where: sql`source_ref IS NOT NULL` } },
 });
 export const replayRuns = derive(sqlite.replayRuns);

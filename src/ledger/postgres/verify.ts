@@ -26,6 +26,7 @@ import {
 } from '../verify.js';
 
 export type { WriterChain } from '../verify.js';
+import { orphanOutcomes } from './verify-orphans.js';
 import { verifyShippedSources } from './verify-sources.js';
 
 /** A problem, with the writer whose chain it is in (null: a row no writer's chain covers). */
@@ -328,6 +329,10 @@ export async function verifyPostgres(
         writer: null,
         detail: `prune checkpoint #${id as number} has no chain link`,
       });
+    // Outcomes whose invocation is gone (PostgreSQL does not enforce the reference: verify-orphans.ts).
+    const orphans = await orphanOutcomes(rows, maxProblems);
+    for (const problem of orphans.problems) report(problem);
+    problemCount += orphans.count - orphans.problems.length;
     for (const source of await verifyShippedSources(client, { maxProblems, prunedRuns })) {
       links += source.links;
       records.invocations += source.records.invocations;

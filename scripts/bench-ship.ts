@@ -162,10 +162,10 @@ async function main(): Promise<void> {
     let after = 0;
     let floorInvocations = 0;
     for (;;) {
-      const batch = readBatch(ledger, after, BATCH);
-      if (batch.links.length === 0) break;
+      const batch = readBatch(ledger, after, BATCH, 'src-floor');
+      if (!batch.span) break;
       floorInvocations += batch.invocations.length;
-      after = batch.links[batch.links.length - 1][0];
+      after = batch.span.lastSeq;
     }
     const floorMs = performance.now() - floorStart;
     const floorCpuS = (process.cpuUsage(floorCpu).user + process.cpuUsage(floorCpu).system) / 1e6;

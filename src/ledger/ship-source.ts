@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { getTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core';
 import type { Ledger as SqliteHandle } from './open.js';
-import { CHAIN_ENCODING_V1, parseRowsText } from './integrity.js';
-import { hookSets, invocations, legalHolds, outcomes, pruneCheckpoints } from './schema.js';
+import { CHAIN_ENCODING_V1 } from './integrity.js';
+import { copyField, copyFieldSql, copyLineSql } from './postgres/copy.js';
+import { storedValue } from './postgres/text.js';
+import { chain, hookSets, invocations, legalHolds, outcomes, pruneCheckpoints } from './schema.js';
 import { prepared } from './statements.js';
 
 /**
@@ -31,22 +33,40 @@ export const HOLD_COLUMNS = columnsOf(legalHolds);
  * shows a completion its chain does not cover yet).
  */
 const COMPLETION_COLUMNS = [...CHAIN_ENCODING_V1.outcomeResult, 'failure_detail'];
-const COMPLETION_POSITIONS = COMPLETION_COLUMNS.map((name) => OUTCOME_COLUMNS.indexOf(name));
-const OUTCOME_STATUS = OUTCOME_COLUMNS.indexOf('status');
-const OUTCOME_ID = OUTCOME_COLUMNS.indexOf('id');
 
-/** One chain link as stored: seq, kind, ref_id, prev_hash, hash, at, rows. */
-export type LinkRow = [seq: number, kind: string, refId: number, prevHash: string, hash: string, at: number, rows: string];
 export type Row = unknown[];
 
-/** The records of a run of links, with every row they cover. */
+/**
+ * One invocation of a batch: its local id and hook set id (which the centre maps to its own), its
+ * COPY line without those two (INVOCATION_COPY_COLUMNS after them, ended by a newline), and its
+ * outcomes' COPY lines (OUTCOME_COPY_COLUMNS after the invocation id, which the centre puts
+ * first; joined by newlines, none at the end; null for none).
+ */
+export type LocalInvocation = [id: number, hookSetId: number, line: string, outcomes: string | null];
+
+/** The first and last link of a batch: where it must follow the centre's head, and the new head. */
+export interface LinkSpan {
+  firstSeq: number;
+  /** The hash the first link follows. */
+  prevHash: string;
+  lastSeq: number;
+  lastHash: string;
+}
+
+/**
+ * The records of a run of links, with every row they cover. Invocations, outcomes and links, the
+ * bulk, come as PostgreSQL COPY text that SQLite built (copy.ts copyFieldSql): JavaScript never
+ * holds them as rows. The rare rest comes as rows (the schema's columns, in its order).
+ */
 export interface LocalBatch {
-  /** The links, in seq order (gaps where the source pruned). */
-  links: LinkRow[];
-  /** Invocation rows (INVOCATION_COLUMNS order) of the `invocation` links. */
-  invocations: Row[];
-  /** Outcome rows of those invocations, as at their invocation's commit. */
-  outcomes: Row[];
+  /** How many links (gaps where the source pruned); 0 for nothing to ship. */
+  links: number;
+  /** Null when there are no links. */
+  span: LinkSpan | null;
+  /** COPY text of the links: LINK_COPY_COLUMNS, one line each, in seq order. */
+  linksText: string;
+  /** The `invocation` links' invocations, by id, with their outcomes as at their invocation's commit. */
+  invocations: LocalInvocation[];
   /** Outcome rows of the `background` links, as completed. */
   completions: Row[];
   /** Checkpoint rows of the `checkpoint` links. */
@@ -55,10 +75,66 @@ export interface LocalBatch {
   hookSets: Row[];
 }
 
-const LINKS_AFTER = 'SELECT seq, kind, ref_id, prev_hash, hash, at, rows FROM chain WHERE seq > ? ORDER BY seq LIMIT ?';
-const refs = (kind: string) => `SELECT ref_id FROM chain WHERE kind = '${kind}' AND seq BETWEEN ? AND ?`;
-const SELECT_INVOCATIONS = `SELECT ${INVOCATION_COLUMNS.join(', ')} FROM invocations WHERE id IN (${refs('invocation')}) ORDER BY id`;
-const SELECT_OUTCOMES = `SELECT ${OUTCOME_COLUMNS.join(', ')} FROM outcomes WHERE invocation_id IN (${refs('invocation')}) ORDER BY id`;
+/** An empty batch, to add slices to (addBatch). */
+export const emptyBatch = (): LocalBatch => ({
+  links: 0,
+  span: null,
+  linksText: '',
+  invocations: [],
+  completions: [],
+  checkpoints: [],
+  hookSets: [],
+});
+
+const without = (columns: string[], ...names: string[]) => columns.filter((c) => !names.includes(c));
+/** copyFieldSql of each of `columns` of `table` (as `alias`), or `override`'s expression for a column. */
+function copyFieldsSql(
+  table: SQLiteTable,
+  alias: string,
+  columns: string[],
+  override: (column: string) => string | null = () => null,
+): string[] {
+  const types = new Map(getTableConfig(table).columns.map((c) => [c.name, c.getSQLType()]));
+  return columns.map((c) => override(c) ?? copyFieldSql(`${alias}.${c}`, types.get(c)!));
+}
+
+/** COPY columns of a shipped invocation line: central id and hook set id (added centrally), the rest, the local id, the source. */
+export const INVOCATION_COPY_COLUMNS = [
+  'id',
+  'hook_set_id',
+  ...without(INVOCATION_COLUMNS, 'id', 'hook_set_id'),
+  'source_ref',
+  'writer_id',
+];
+/** COPY columns of a shipped outcome line: the central invocation id (added centrally), the rest, the local id. */
+export const OUTCOME_COPY_COLUMNS = ['invocation_id', ...without(OUTCOME_COLUMNS, 'id', 'invocation_id'), 'source_ref'];
+/** COPY columns of a shipped link: the link as stored, and the source. */
+export const LINK_COPY_COLUMNS = [...columnsOf(chain), 'writer_id'];
+
+/**
+ * An outcome pending when its invocation committed (its label in the link's rows carries `~`,
+ * integrity.ts) that has completed since: shipped as it was then (pending, no result), so the
+ * centre never shows a completion its chain does not cover yet. Interrupted records no result.
+ */
+const PENDING_AT_COMMIT = `o.status NOT IN ('pending', 'interrupted') AND instr(c.rows, '~') > 0 AND instr(' ' || c.rows, ' o' || o.id || '~:') > 0`;
+const OUTCOME_FIELDS = [...OUTCOME_COPY_COLUMNS.slice(1, -1), 'id'];
+const OUTCOME_AS_COMMITTED = copyFieldsSql(outcomes, 'o', OUTCOME_FIELDS, (column) =>
+  column === 'status' ? `'pending'` : COMPLETION_COLUMNS.includes(column) ? `'\\N'` : null,
+);
+const OUTCOME_LINE = `iif(${PENDING_AT_COMMIT}, ${copyLineSql(OUTCOME_AS_COMMITTED)}, ${copyLineSql(copyFieldsSql(outcomes, 'o', OUTCOME_FIELDS))})`;
+const INVOCATION_LINE = copyLineSql(copyFieldsSql(invocations, 'i', [...INVOCATION_COPY_COLUMNS.slice(2, -2), 'id']));
+const LINK_LINE = copyLineSql(copyFieldsSql(chain, 'c', columnsOf(chain)));
+
+const LINKS_AFTER = 'SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM (SELECT seq FROM chain WHERE seq > ? ORDER BY seq LIMIT ?)';
+const SPAN_ENDS = 'SELECT (SELECT prev_hash FROM chain WHERE seq = :lo), (SELECT hash FROM chain WHERE seq = :hi)';
+const LINKS_TEXT = `SELECT group_concat(${LINK_LINE} || char(9) || :writer || char(10), '' ORDER BY c.seq)
+  FROM chain c WHERE c.seq BETWEEN :lo AND :hi`;
+const SELECT_INVOCATIONS = `SELECT i.id, i.hook_set_id, ${INVOCATION_LINE} || char(9) || :writer || char(10),
+    (SELECT group_concat(${OUTCOME_LINE}, char(10) ORDER BY o.id) FROM outcomes o WHERE o.invocation_id = i.id)
+  FROM chain c JOIN invocations i ON i.id = c.ref_id WHERE c.seq BETWEEN :lo AND :hi AND +c.kind = 'invocation' ORDER BY i.id`;
+// `+kind`: the seq range (the primary key) must drive the read. On `kind = …` SQLite picks the chain_ref index and scans every link
+// of that kind for the range, a cost that grows with the ledger: ship's CPU per invocation grew with the backlog (89 → 135 µs).
+const refs = (kind: string) => `SELECT ref_id FROM chain WHERE seq BETWEEN :lo AND :hi AND +kind = '${kind}'`;
 const SELECT_COMPLETIONS = `SELECT ${OUTCOME_COLUMNS.join(', ')} FROM outcomes WHERE id IN (${refs('background')}) ORDER BY id`;
 const SELECT_CHECKPOINTS = `SELECT ${CHECKPOINT_COLUMNS.join(', ')} FROM prune_checkpoints WHERE id IN (${refs('checkpoint')}) ORDER BY id`;
 const SELECT_HOOK_SETS = `SELECT ${HOOK_SET_COLUMNS.join(', ')} FROM hook_sets
@@ -69,42 +145,49 @@ const raw = (ledger: SqliteHandle, sql: string) => prepared(ledger, sql).raw();
 /**
  * The committed records after chain position `afterSeq`: at most `limit` links and what they
  * cover, from one snapshot (a read transaction), so a record committing meanwhile is either
- * wholly in a later batch or wholly in this one.
+ * wholly in a later batch or wholly in this one. `sourceId` is the writer the COPY lines name.
  */
-export function readBatch(ledger: SqliteHandle, afterSeq: number, limit: number): LocalBatch {
+export function readBatch(ledger: SqliteHandle, afterSeq: number, limit: number, sourceId: string): LocalBatch {
   return ledger.sqlite
     .transaction((): LocalBatch => {
-      const links = raw(ledger, LINKS_AFTER).all(afterSeq, limit) as LinkRow[];
-      const empty: LocalBatch = { links, invocations: [], outcomes: [], completions: [], checkpoints: [], hookSets: [] };
-      if (links.length === 0) return empty;
-      const range = [links[0]![0], links[links.length - 1]![0]];
-      const pendingAtCommit = new Set<number>();
-      for (const link of links) {
-        if (link[1] !== 'invocation') continue;
-        for (const [label, entry] of parseRowsText(link[6]))
-          if (entry.pending && label.startsWith('o')) pendingAtCommit.add(Number(label.slice(1)));
-      }
-      const outcomeRows = raw(ledger, SELECT_OUTCOMES).all(...range) as Row[];
+      const { n, lo, hi } = prepared(ledger, LINKS_AFTER).get(afterSeq, limit) as { n: number; lo: number; hi: number };
+      if (n === 0) return emptyBatch();
+      const range = { lo, hi };
+      const ends = raw(ledger, SPAN_ENDS).get(range) as [string, string];
+      const texts = { ...range, writer: copyField(sourceId) };
       return {
-        links,
-        invocations: raw(ledger, SELECT_INVOCATIONS).all(...range) as Row[],
-        outcomes: outcomeRows.map((row) => (pendingAtCommit.has(row[OUTCOME_ID] as number) ? asCommitted(row) : row)),
-        completions: raw(ledger, SELECT_COMPLETIONS).all(...range) as Row[],
-        checkpoints: raw(ledger, SELECT_CHECKPOINTS).all(...range) as Row[],
-        hookSets: raw(ledger, SELECT_HOOK_SETS).all(...range) as Row[],
+        links: n,
+        span: { firstSeq: lo, prevHash: ends[0], lastSeq: hi, lastHash: ends[1] },
+        linksText: storedValue(prepared(ledger, LINKS_TEXT).pluck().get(texts) as string),
+        invocations: storedInvocations(raw(ledger, SELECT_INVOCATIONS).all(texts) as LocalInvocation[]),
+        completions: raw(ledger, SELECT_COMPLETIONS).all(range) as Row[],
+        checkpoints: raw(ledger, SELECT_CHECKPOINTS).all(range) as Row[],
+        hookSets: raw(ledger, SELECT_HOOK_SETS).all(range) as Row[],
       };
     })
     .deferred();
 }
 
-/** A background outcome as it was when its invocation committed: pending (or interrupted, which records no result). */
-function asCommitted(row: Row): Row {
-  const status = row[OUTCOME_STATUS];
-  if (status === 'pending' || status === 'interrupted') return row;
-  const copy = [...row];
-  copy[OUTCOME_STATUS] = 'pending';
-  for (const i of COMPLETION_POSITIONS) copy[i] = null;
-  return copy;
+/** COPY lines SQLite built with text in its stored form (copy.ts copyLineSql). */
+function storedInvocations(rows: LocalInvocation[]): LocalInvocation[] {
+  for (const row of rows) {
+    row[2] = storedValue(row[2]);
+    if (row[3] !== null) row[3] = storedValue(row[3]);
+  }
+  return rows;
+}
+
+/** Appends `slice`, the batch read right after `whole` ends, to `whole`: one batch as if read at once. */
+export function addBatch(whole: LocalBatch, slice: LocalBatch): void {
+  if (!slice.span) return;
+  whole.span = whole.span ? { ...whole.span, lastSeq: slice.span.lastSeq, lastHash: slice.span.lastHash } : slice.span;
+  whole.links += slice.links;
+  whole.linksText += slice.linksText;
+  for (const row of slice.invocations) whole.invocations.push(row);
+  for (const row of slice.completions) whole.completions.push(row);
+  for (const row of slice.checkpoints) whole.checkpoints.push(row);
+  const known = new Set(whole.hookSets.map((row) => row[0]));
+  for (const row of slice.hookSets) if (!known.has(row[0])) whole.hookSets.push(row);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Ledger as SqliteHandle } from '../ledger/open.js';
-import { readBatch, type LocalBatch } from '../ledger/ship-source.js';
+import { addBatch, emptyBatch, readBatch, type LocalBatch } from '../ledger/ship-source.js';
 
 /**
  * Reads the next batch while the centre writes the current one, so that ship's two costs (reading
@@ -19,6 +19,7 @@ export class BatchPrefetch {
   constructor(
     private readonly ledger: SqliteHandle,
     private readonly limit: number,
+    private readonly sourceId: string,
     private readonly sliceLinks = 250,
   ) {}
 
@@ -38,30 +39,20 @@ export class BatchPrefetch {
       // A failed background read is simply done again here, where its error (if it recurs) belongs to the batch.
       const batch = await pending.batch.catch(() => null);
       // An empty read is stale as soon as anything commits: read again.
-      if (batch && batch.links.length > 0) return batch;
+      if (batch && batch.links > 0) return batch;
     }
-    return readBatch(this.ledger, afterSeq, this.limit);
+    return readBatch(this.ledger, afterSeq, this.limit, this.sourceId);
   }
 
   private async readInSlices(afterSeq: number): Promise<LocalBatch> {
-    const whole: LocalBatch = { links: [], invocations: [], outcomes: [], completions: [], checkpoints: [], hookSets: [] };
-    const hookSetIds = new Set<unknown>();
+    const whole = emptyBatch();
     let after = afterSeq;
-    while (whole.links.length < this.limit) {
+    while (whole.links < this.limit) {
       await new Promise((resolve) => setImmediate(resolve));
-      const slice = readBatch(this.ledger, after, Math.min(this.sliceLinks, this.limit - whole.links.length));
-      if (slice.links.length === 0) break;
-      whole.links.push(...slice.links);
-      whole.invocations.push(...slice.invocations);
-      whole.outcomes.push(...slice.outcomes);
-      whole.completions.push(...slice.completions);
-      whole.checkpoints.push(...slice.checkpoints);
-      for (const row of slice.hookSets) {
-        if (hookSetIds.has(row[0])) continue;
-        hookSetIds.add(row[0]);
-        whole.hookSets.push(row);
-      }
-      after = slice.links[slice.links.length - 1]![0];
+      const slice = readBatch(this.ledger, after, Math.min(this.sliceLinks, this.limit - whole.links), this.sourceId);
+      if (!slice.span) break;
+      addBatch(whole, slice);
+      after = slice.span.lastSeq;
     }
     return whole;
   }

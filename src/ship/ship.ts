@@ -107,12 +107,12 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
       failingSince = null;
       backoff = BACKOFF_FIRST_MS;
       // Batches until the ledger has nothing more; in follow mode, wait for the next commit.
-      const prefetch = new BatchPrefetch(options.ledger, batchSize);
+      const prefetch = new BatchPrefetch(options.ledger, batchSize, source);
       for (;;) {
         const result = await shipBatch(client, source, async (after) => {
           const batch = await prefetch.take(after);
           // The next batch is read while the centre writes this one.
-          if (batch.links.length > 0) prefetch.start(batch.links[batch.links.length - 1]![0]);
+          if (batch.span) prefetch.start(batch.span.lastSeq);
           return batch;
         });
         if (result) {

@@ -3,7 +3,9 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
-import { copyIn, copyLine } from '../../src/ledger/postgres/copy.js';
+import Database from 'better-sqlite3';
+import { copyFieldSql, copyIn, copyLine, copyLineSql } from '../../src/ledger/postgres/copy.js';
+import { storedValue } from '../../src/ledger/postgres/text.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { createRunner } from '../../src/runner/runner.js';
 import { runCli } from '../cli-helpers.js';
@@ -44,6 +46,36 @@ describe('COPY text format (ship-sink.ts, copy.ts)', { timeout: 120_000 }, () =>
       expect((await client.query('SELECT count(*)::int AS n FROM t')).rows[0].n).toBe(HOSTILE.length);
     } finally {
       await client.end();
+    }
+  });
+
+  it('COPY text SQLite builds (copyFieldSql, copyLineSql, then storedValue on the line: the ship path) is what copyLine writes, for hostile text', () => {
+    const db = new Database(':memory:');
+    try {
+      db.exec('CREATE TABLE t (n integer, body text, other text, flag integer)');
+      const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?)');
+      const texts = [...HOSTILE, 'nul at end\u0000', '\u0000', 'symbols \u2400 \u241b\u2400 \u241b\u241b', '\t\\N\t', null];
+      for (const [n, body] of texts.entries()) insert.run(n === 3 ? null : 2 ** 53 - n, body, texts[texts.length - 2 - n], n % 2);
+      const fields = copyLineSql([
+        copyFieldSql('n', 'integer'),
+        copyFieldSql('body', 'text'),
+        copyFieldSql('other', 'text'),
+        copyFieldSql('flag', 'integer'),
+      ]);
+      const fromSql = db
+        .prepare(`SELECT ${fields} || char(10) FROM t ORDER BY rowid`)
+        .pluck()
+        .all()
+        .map((line) => storedValue(line as string));
+      const fromJs = db
+        .prepare('SELECT * FROM t ORDER BY rowid')
+        .raw()
+        .all()
+        .map((row) => copyLine(row as unknown[]));
+      expect(fromSql).toEqual(fromJs);
+      expect(fromSql.join('')).toContain('\\t\\\\N\\t');
+    } finally {
+      db.close();
     }
   });
 

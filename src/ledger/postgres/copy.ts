@@ -28,6 +28,31 @@ export function copyField(value: unknown): string {
   return String(value);
 }
 
+/**
+ * copyField in SQLite's SQL, for COPY text that SQLite builds itself (ship-source.ts), so that
+ * JavaScript never materialises the rows (measured: building rows and lines in JavaScript was
+ * most of ship's CPU): the value of `expr`, a column whose declared type is `type`, as one field.
+ * Only what must be escaped field by field is here (backslash, first, and tab; NULL as `\N`):
+ * copyLineSql does the rest once per line. An integer column's value goes as it is: anything
+ * but an integer there (hookledger writes none) fails the COPY instead of shifting fields.
+ */
+export function copyFieldSql(expr: string, type: string): string {
+  if (type === 'integer') return `coalesce(${expr}, '\\N')`;
+  return `coalesce(iif(instr(${expr}, '\\') OR instr(${expr}, char(9)), replace(replace(${expr}, '\\', '\\\\'), char(9), '\\t'), ${expr}), '\\N')`;
+}
+
+/**
+ * One COPY line (without its newline) of `fields` (copyFieldSql expressions) in SQLite's SQL:
+ * joined by tabs, then what copyField escapes that no field separator or escape contains, once
+ * for the whole line: newline and carriage return. The stored form of text (text.ts: NUL and
+ * the characters that escape it) is the caller's, with storedValue on whole lines, which it
+ * changes as it changes each value: no separator or COPY escape holds those characters. (SQLite's
+ * replace() cannot find NUL.)
+ */
+export function copyLineSql(fields: readonly string[]): string {
+  return `replace(replace(concat_ws(char(9), ${fields.join(', ')}), char(10), '\\n'), char(13), '\\r')`;
+}
+
 /** One row: fields separated by tabs, ended by a newline. */
 export function copyLine(values: readonly unknown[]): string {
   let line = copyField(values[0]);

@@ -6,13 +6,15 @@ import {
   CHECKPOINT_COLUMNS,
   HOLD_COLUMNS,
   HOOK_SET_COLUMNS,
-  INVOCATION_COLUMNS,
+  INVOCATION_COPY_COLUMNS,
+  LINK_COPY_COLUMNS,
   OUTCOME_COLUMNS,
+  OUTCOME_COPY_COLUMNS,
   type LocalBatch,
   type Row,
 } from '../ship-source.js';
 import * as central from './schema.js';
-import { copyField, copyIn, copyLine } from './copy.js';
+import { copyIn } from './copy.js';
 import { storedValue } from './text.js';
 
 /**
@@ -66,18 +68,11 @@ function arraysOf(
 
 const without = (columns: string[], ...names: string[]) => columns.filter((c) => !names.includes(c));
 
-// Invocations and outcomes go in with COPY (copy.ts): the central id (invocations) or invocation id (outcomes) first, then every
-// other column of the local row, then the local id as source_ref (and, for invocations, the source as writer_id).
-const INVOCATION_COPY_POSITIONS = without(INVOCATION_COLUMNS, 'id').map((c) => INVOCATION_COLUMNS.indexOf(c));
-const INVOCATION_COPY_COLUMNS = [...without(INVOCATION_COLUMNS, 'id'), 'source_ref', 'writer_id'];
-const HOOK_SET_POSITION = INVOCATION_COLUMNS.indexOf('hook_set_id');
+// Invocations, outcomes and links go in with COPY (copy.ts), as the COPY text the source read (ship-source.ts): the central id and
+// hook set id (invocations) or invocation id (outcomes) are put before each line here.
 const RESERVE_INVOCATION_IDS = `SELECT nextval(pg_get_serial_sequence('invocations', 'id')) AS id FROM generate_series(1, $1)`;
-const OUTCOME_INVOCATION_POSITION = OUTCOME_COLUMNS.indexOf('invocation_id');
-const OUTCOME_COPY_POSITIONS = without(OUTCOME_COLUMNS, 'id', 'invocation_id').map((c) => OUTCOME_COLUMNS.indexOf(c));
-const OUTCOME_COPY_COLUMNS = ['invocation_id', ...without(OUTCOME_COLUMNS, 'id', 'invocation_id'), 'source_ref'];
 const CHECKPOINT_INSERT_COLUMNS = [...without(CHECKPOINT_COLUMNS, 'id'), 'source_ref'];
 const INSERT_CHECKPOINTS = unnestInsert(central.pruneCheckpoints, CHECKPOINT_INSERT_COLUMNS, ['source_id']);
-const LINK_COLUMNS = ['seq', 'kind', 'ref_id', 'prev_hash', 'hash', 'at', 'rows'];
 const INSERT_HOLDS = unnestInsert(central.legalHolds, HOLD_COLUMNS, [], 'ON CONFLICT (session_id) DO NOTHING');
 const HOOK_SET_INSERT_COLUMNS = without(HOOK_SET_COLUMNS, 'id');
 const INSERT_HOOK_SETS = unnestInsert(central.hookSets, HOOK_SET_INSERT_COLUMNS, [], 'ON CONFLICT (fingerprint) DO NOTHING');
@@ -197,23 +192,22 @@ export async function shipBatch(
     ).rows[0];
     if (!head) throw new LedgerError('ledger_ship_unregistered', `source ${sourceId} is not registered at the centre`);
     const batch = await read(head.head_seq);
-    if (batch.links.length === 0) {
+    const span = batch.span;
+    if (!span) {
       await client.query('COMMIT');
       return null;
     }
-    const first = batch.links[0]!;
     // The next link must follow the shipped head; after a gap (the source pruned links never shipped) it cannot be checked here: verify judges the gap against the source's prune checkpoints.
-    if (first[0] === head.head_seq + 1 && first[3] !== head.head_hash)
+    if (span.firstSeq === head.head_seq + 1 && span.prevHash !== head.head_hash)
       throw new LedgerError(
         'ledger_ship_diverged',
-        `this ledger's link ${first[0]} does not follow link ${head.head_seq} that the centre holds for source ${sourceId}: the ledger was replaced or restored from an older copy; ship it under a new source id (delete its ship_source row)`,
+        `this ledger's link ${span.firstSeq} does not follow link ${head.head_seq} that the centre holds for source ${sourceId}: the ledger was replaced or restored from an older copy; ship it under a new source id (delete its ship_source row)`,
       );
     const counts = await writeBatch(client, sourceId, batch);
-    const last = batch.links[batch.links.length - 1]!;
-    await client.query('UPDATE writers SET head_seq = $2, head_hash = $3 WHERE id = $1', [sourceId, last[0], last[4]]);
+    await client.query('UPDATE writers SET head_seq = $2, head_hash = $3 WHERE id = $1', [sourceId, span.lastSeq, span.lastHash]);
     await client.query('UPDATE ship_sources SET last_shipped_at = $2 WHERE id = $1', [sourceId, Date.now()]);
     await client.query('COMMIT');
-    return { counts, head: { seq: last[0], hash: last[4] } };
+    return { counts, head: { seq: span.lastSeq, hash: span.lastHash } };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
@@ -222,54 +216,47 @@ export async function shipBatch(
 
 async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalBatch): Promise<ShipCounts> {
   const counts = zeroCounts();
-  counts.links = batch.links.length;
+  counts.links = batch.links;
   const hookSetIds = await mapHookSets(client, sourceId, batch.hookSets, counts);
 
-  const centralIds = new Map<number, number>();
+  // Central invocation ids by position in batch.invocations.
+  let centralIds: string[] = [];
   const ways = await loadWays(client);
-  if (batch.invocations.length > 0) {
-    // Every column but the central id, then the local id as source_ref and the source as writer_id.
-    const lines = batch.invocations.map((row) => {
-      let line = '';
-      for (const position of INVOCATION_COPY_POSITIONS) {
-        const value = position === HOOK_SET_POSITION ? (hookSetIds.get(row[position] as number) ?? null) : row[position];
-        line += copyField(value) + '\t';
-      }
-      return line + String(row[0]) + '\t' + copyField(sourceId) + '\n';
-    });
+  const invocations = batch.invocations;
+  if (invocations.length > 0) {
+    // Each line after its central hook set id (and, the direct way, its central id).
+    const hookSetOf = (k: number) => String(hookSetIds.get(invocations[k]![1]) ?? '\\N') + '\t';
     if (ways.direct) {
       // Central ids first (the outcomes name them), from the identity's own sequence: unique whatever else inserts meanwhile.
-      const ids = await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [lines.length]);
+      centralIds = (await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [invocations.length])).rows.map((r) => r.id);
       let text = '';
-      for (let k = 0; k < lines.length; k++) {
-        text += ids.rows[k]!.id + '\t' + lines[k];
-        centralIds.set(batch.invocations[k]![0] as number, Number(ids.rows[k]!.id));
-      }
+      for (let k = 0; k < invocations.length; k++) text += centralIds[k]! + '\t' + hookSetOf(k) + invocations[k]![2];
       // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0006), before
       // the outcomes, whose own trigger counts failures into them.
       if (ways.batchSummaries) await client.query(`SELECT set_config('hookledger.summaries', 'batch', true)`);
-      counts.invocations = await copyIn(client, 'invocations', ['id', ...INVOCATION_COPY_COLUMNS], text);
-      if (ways.batchSummaries) await client.query('SELECT hl_session_summaries_add($1::bigint[])', [ids.rows.map((r) => r.id)]);
+      counts.invocations = await copyIn(client, 'invocations', INVOCATION_COPY_COLUMNS, text);
+      if (ways.batchSummaries) await client.query('SELECT hl_session_summaries_add($1::bigint[])', [centralIds]);
     } else {
-      const inserted = await staged(client, 'invocations', INVOCATION_COPY_COLUMNS, lines.join(''), 'RETURNING id, source_ref');
-      for (const r of inserted.rows) centralIds.set(Number(r.source_ref), Number(r.id));
+      let text = '';
+      for (let k = 0; k < invocations.length; k++) text += hookSetOf(k) + invocations[k]![2];
+      const inserted = await staged(client, 'invocations', INVOCATION_COPY_COLUMNS.slice(1), text, 'RETURNING id, source_ref');
+      const byLocal = new Map(inserted.rows.map((r) => [Number(r.source_ref), String(r.id)]));
+      centralIds = invocations.map((row) => byLocal.get(row[0])!);
       counts.invocations = inserted.rowCount ?? 0;
     }
   }
-  if (batch.outcomes.length > 0) {
-    let text = '';
-    for (const row of batch.outcomes) {
-      // An outcome whose invocation row is gone at the source (its link remains) has nothing to belong to: verify names the gap.
-      const invocation = centralIds.get(row[OUTCOME_INVOCATION_POSITION] as number);
-      if (invocation === undefined) continue;
-      let line = String(invocation);
-      for (const position of OUTCOME_COPY_POSITIONS) line += '\t' + copyField(row[position]);
-      text += line + '\t' + String(row[0]) + '\n';
-    }
-    counts.outcomes = ways.direct
-      ? await copyIn(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)
-      : ((await staged(client, 'outcomes', OUTCOME_COPY_COLUMNS, text)).rowCount ?? 0);
+  // Each outcome line after its invocation's central id.
+  let outcomes = '';
+  for (let k = 0; k < invocations.length; k++) {
+    const lines = invocations[k]![3];
+    if (lines === null) continue;
+    const prefix = centralIds[k]! + '\t';
+    outcomes += prefix + lines.replaceAll('\n', '\n' + prefix) + '\n';
   }
+  if (outcomes.length > 0)
+    counts.outcomes = ways.direct
+      ? await copyIn(client, 'outcomes', OUTCOME_COPY_COLUMNS, outcomes)
+      : ((await staged(client, 'outcomes', OUTCOME_COPY_COLUMNS, outcomes)).rowCount ?? 0);
   // After the inserts: a completion may follow its invocation within the batch.
   if (batch.completions.length > 0) {
     const rows = batch.completions.map((row) => [...row, row[0]]);
@@ -289,10 +276,8 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
       ])
     ).rowCount!;
   }
-  let links = '';
-  for (const link of batch.links) links += copyLine([...link, sourceId]);
-  if (ways.direct) await copyIn(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
-  else await staged(client, 'chain', [...LINK_COLUMNS, 'writer_id'], links);
+  if (ways.direct) await copyIn(client, 'chain', LINK_COPY_COLUMNS, batch.linksText);
+  else await staged(client, 'chain', LINK_COPY_COLUMNS, batch.linksText);
   return counts;
 }
 

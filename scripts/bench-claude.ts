@@ -10,7 +10,8 @@
  *     time p50/p99 and CPU time (user + system) against `node -e 0` in the same run: first the
  *     exact command `install-claude` writes (node on the bundle's launcher, dist/bundle/claude.cjs,
  *     with a 3-hook .mjs config), run through `sh -c` as Claude Code does; then the same
- *     without the shell, the compiled files (what `npm run build` makes), and a .ts config.
+ *     without the shell, the compiled files (what `npm run build` makes), and a .ts config;
+ *     and a floor: one plain node script that does only the durable write and the answer.
  * (b) `hookledger serve`: round trip of a PreToolUse event through POST /claude with 3
  *     hooks, at 1 and at 16 concurrent clients (keep-alive), p50/p99 and invocations/s.
  * (c) the same 3 hooks as Claude Code command hooks: a Node process per hook, run in
@@ -76,6 +77,7 @@ async function prepare(): Promise<void> {
     join(work, 'hooks.ts'),
     `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${BENCH_HOOKS} };\n`,
   );
+  writeFileSync(join(work, 'write-floor.cjs'), WRITE_FLOOR_SCRIPT);
   // (c): each hook as its own Claude Code command hook (Node, reading stdin).
   for (const [i, logic] of ['p.tool_input?.command?.includes("rm -rf") ? 2 : 0', '0', '0'].entries()) {
     writeFileSync(
@@ -84,6 +86,30 @@ async function prepare(): Promise<void> {
     );
   }
 }
+
+/**
+ * What any hook that records its decision durably pays at least: one CommonJS script that
+ * reads stdin, parses it, opens a SQLite file with better-sqlite3 (WAL, NORMAL), writes the
+ * event as `running`, decides, commits the decision in an IMMEDIATE transaction and prints the
+ * answer. No hook set, validation, redaction or chain: the line below which `hookledger
+ * claude` cannot go on this Node, measured in the same run.
+ */
+const WRITE_FLOOR_SCRIPT = `'use strict';
+const Database = require(${JSON.stringify(join(root, 'node_modules', 'better-sqlite3'))});
+const { readFileSync, writeSync } = require('node:fs');
+const input = readFileSync(0, 'utf8');
+const payload = JSON.parse(input);
+const db = new Database(process.argv[2]);
+db.pragma('busy_timeout = 10000');
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+db.exec('CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, status TEXT, raw TEXT, decision TEXT)');
+const id = db.prepare("INSERT INTO events (status, raw) VALUES ('running', ?)").run(input).lastInsertRowid;
+const decision = String(payload.tool_input?.command ?? '').includes('rm -rf') ? 'deny' : 'allow';
+const finish = db.prepare("UPDATE events SET status = 'completed', decision = ? WHERE id = ?");
+db.transaction(() => finish.run(decision, id)).immediate();
+writeSync(1, JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: decision, permissionDecisionReason: 'no rm -rf' } }) + '\\n');
+`;
 
 // ---------------------------------------------------------------------------------------
 // Measure
@@ -176,6 +202,13 @@ async function perEventRows(): Promise<Row[]> {
       check: true,
     },
     { label: 'Claude Code: 1 hook = 1 node process', cmd: node, args: [join(work, 'cc-hook-1.mjs')], input: PAYLOAD },
+    {
+      label: 'floor: 1 node script, durable write + answer',
+      cmd: node,
+      args: [join(work, 'write-floor.cjs'), join(work, 'write-floor.db')],
+      input: PAYLOAD,
+      check: true,
+    },
   ];
   const rows: Row[] = cases.map((c) => ({ label: c.label, samples: [], cpu: [] }));
   const parallel: Row = { label: 'Claude Code: 3 hooks, 3 processes in parallel', samples: [] };
@@ -449,6 +482,16 @@ process.stdout.write(
     `wall time: spawn to exit, p50/p99; CPU: user + system of the process (bash \`times\`), p50; ratios against node -e 0 measured in the same run\n\n`,
 );
 process.stdout.write(`${render([...perEvent, ...served], baseline, cpuBaseline)}\n`);
+const installedRow = perEvent.find((r) => r.label.startsWith('claude as installed'));
+const floorRow = perEvent.find((r) => r.label.startsWith('floor:'));
+if (installedRow && floorRow) {
+  const p50 = (samples: number[]) => percentile(sortedSamples(samples), 50);
+  process.stdout.write(
+    `\nissue 11 §4: the installed command p50 ${p50(installedRow.samples).toFixed(1)} ms = ${(p50(installedRow.samples) / baseline).toFixed(2)}x node -e 0 (goal <= 1.25x), ` +
+      `p99 ${percentile(sortedSamples(installedRow.samples), 99).toFixed(1)} ms, CPU ${cpuBaseline === null ? 'n/a' : `${(p50(installedRow.cpu!) / cpuBaseline).toFixed(2)}x`}; ` +
+      `the durable-write floor script ${(p50(floorRow.samples) / baseline).toFixed(2)}x (CPU ${cpuBaseline === null ? 'n/a' : `${(p50(floorRow.cpu!) / cpuBaseline).toFixed(2)}x`})\n`,
+  );
+}
 const tailRatio = (label: string) => {
   const row = served.find((r) => r.label.startsWith(label));
   if (row === undefined) return 'n/a';

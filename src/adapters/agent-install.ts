@@ -5,7 +5,7 @@ import { ConfigError, describeThrown } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
 import type { Point } from '../domain/points.js';
 import { isRecord } from './agent-payload.js';
-import { defaultHookledgerBin, projectPathWord } from './claude-settings.js';
+import { defaultHookledgerBin, projectPathWord, shellWord } from './claude-settings.js';
 import { HANDLER_TIMEOUT_MARGIN_MS } from './claude-timeouts.js';
 
 /**
@@ -174,6 +174,8 @@ export function agentHookCommand(options: {
   projectDir?: string | undefined;
   /** The agent's variable for the project directory, used for paths inside it. */
   projectVar?: string | undefined;
+  /** The central PostgreSQL to ship to after the agent's end-of-turn/session events (`--ship-to`), without its password. */
+  shipTo?: string | undefined;
 }): string {
   const path = (p: string) => {
     const { word } = projectPathWord(p, options.projectVar ? options.projectDir : undefined);
@@ -182,6 +184,7 @@ export function agentHookCommand(options: {
   const parts = [options.bin, options.subcommand, '--config', path(options.configPath)];
   if (options.dbPath) parts.push('--db', options.dbPath === ':memory:' ? ':memory:' : path(options.dbPath));
   if (options.onError) parts.push('--on-error', options.onError);
+  if (options.shipTo) parts.push('--ship-to', shellWord(options.shipTo));
   return parts.join(' ');
 }
 

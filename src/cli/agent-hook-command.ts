@@ -3,16 +3,18 @@ import { decideAgentCommand } from '../adapters/agent-command.js';
 import { DEFAULT_BACKGROUND_DEADLINE_MS } from '../adapters/claude.js';
 import { OTEL_USAGE, type Command } from './command.js';
 import { hookCommandOptions, runHookCommand, write } from './hook-command-flow.js';
+import { SHIP_AFTER, shipAfterEvent, shipToUsage } from './ship-after-hook.js';
 
 /**
  * The command-hook command of an agent other than Claude Code (`hookledger codex`,
  * `hookledger gemini`): the same flags and process behaviour as `hookledger claude`, the
  * agent's own payload and answer.
  */
-export function agentHookCommand(protocol: AgentProtocol, name: string, installCommand: string): Command {
+export function agentHookCommand(protocol: AgentProtocol, name: 'codex' | 'gemini', installCommand: string): Command {
+  const shipEvents = SHIP_AFTER[name];
   return {
     summary: `${protocol.label} command hook: read the event on stdin, decide, answer in its protocol`,
-    usage: `${name} --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N] [--otel URL]
+    usage: `${name} --config PATH [--db PATH] [--on-error deny|allow] [--background-deadline-ms N] [--otel URL] [--ship-to URL]
 
   Register as the one command hook per event in ${protocol.label}'s configuration
   (hookledger ${installCommand} writes the entries). Reads ${protocol.label}'s hook JSON on stdin,
@@ -25,7 +27,8 @@ export function agentHookCommand(protocol: AgentProtocol, name: string, installC
                 ledger unusable): deny (default: exit 2 + reason) or allow; else $HOOKLEDGER_ON_ERROR
   --background-deadline-ms
                 after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
-${OTEL_USAGE}`,
+${OTEL_USAGE}
+${shipToUsage(shipEvents)}`,
     options: hookCommandOptions,
     run: (args, io) =>
       runHookCommand(args, io, async (deps, deadlineMs) => {
@@ -35,6 +38,7 @@ ${OTEL_USAGE}`,
         if (answer.json !== null) await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
         if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
         await result.finish(deadlineMs);
+        await shipAfterEvent(args, io, result.eventName, shipEvents);
         return answer.exitCode;
       }),
   };

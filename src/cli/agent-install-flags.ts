@@ -4,6 +4,7 @@ import { resolveOnErrorPolicy } from '../adapters/claude.js';
 import { loadHookSet } from '../config/load.js';
 import { UsageError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
+import { displayUrl, isPostgresUrl, urlHasPassword } from '../ledger/postgres/url.js';
 import { boolFlag, configOption, stringFlag, type CommandArgs } from './command.js';
 import { writeJson, writeReport, type CliIo } from './io.js';
 
@@ -23,6 +24,7 @@ export const installOptions = {
   'on-error': { type: 'string' },
   print: { type: 'boolean' },
   remove: { type: 'boolean' },
+  ship: { type: 'string' },
 } as const;
 
 export interface InstallFlags {
@@ -35,7 +37,14 @@ export interface InstallFlags {
   remove: boolean;
   json: boolean;
   /** What to install; null with --remove. */
-  install: { configPath: string; hookSet: HookSet; dbPath: string | undefined; onError: 'deny' | 'allow' | undefined } | null;
+  install: {
+    configPath: string;
+    hookSet: HookSet;
+    dbPath: string | undefined;
+    onError: 'deny' | 'allow' | undefined;
+    /** `--ship URL`: the hook starts the shipper after the agent's end-of-turn and end-of-session events. */
+    shipTo: string | undefined;
+  } | null;
 }
 
 export async function installFlags(
@@ -74,6 +83,7 @@ export async function installFlags(
       hookSet: await loadHookSet(configPath),
       dbPath: stringFlag(args, 'db'),
       onError: onErrorFlag?.trim().toLowerCase() as 'deny' | 'allow' | undefined,
+      shipTo: shipTarget(stringFlag(args, 'ship'), { agent: options.events.agent, dbPath: stringFlag(args, 'db') }),
     };
   }
   return {
@@ -135,4 +145,39 @@ export function reportInstall(
     );
   }
   return 0;
+}
+
+/**
+ * `--ship URL`, checked: a PostgreSQL URL without its password (the agent's configuration and
+ * the command line are readable by others; `ship --to` refuses a password for the same reason).
+ */
+export function shipTarget(
+  url: string | undefined,
+  where: { agent: string; httpUrl?: string | undefined; dbPath: string | undefined },
+): string | undefined {
+  if (url === undefined) return undefined;
+  if (!isPostgresUrl(url))
+    throw new UsageError(`--ship: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
+  if (urlHasPassword(url))
+    throw new UsageError(
+      `--ship: the URL must not carry the password (it would be written to the settings file and show in the process list): give it with PGPASSWORD or ~/.pgpass in ${where.agent}'s environment, or put the whole URL in HOOKLEDGER_SHIP_TO there (${displayUrl(url)})`,
+    );
+  if (where.httpUrl !== undefined)
+    throw new UsageError(
+      '--ship: with --http, give the target to `hookledger serve` instead (`serve --ship URL` or HOOKLEDGER_SHIP_TO in its environment): serve ships its ledger itself',
+    );
+  if (where.dbPath !== undefined && isPostgresUrl(where.dbPath))
+    throw new UsageError('--ship: --db is already a PostgreSQL ledger; --ship copies a local SQLite ledger to one');
+  return url;
+}
+
+/** A warning when --ship is given but --events installs none of the events the hook ships after. */
+export function shipEventsWarning(
+  shipTo: string | undefined,
+  events: readonly string[] | undefined,
+  shipAfter: ReadonlySet<string>,
+): string | null {
+  if (shipTo === undefined || events === undefined || events.some((e) => shipAfter.has(e))) return null;
+  const names = [...shipAfter].join(' and ');
+  return `--ship: shipping starts after ${names}, and --events installs neither, so nothing will ship`;
 }

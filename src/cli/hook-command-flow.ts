@@ -16,6 +16,8 @@ export const hookCommandOptions = {
   ...otelOption,
   'on-error': { type: 'string' },
   'background-deadline-ms': { type: 'string' },
+  // After the agent's end-of-turn or end-of-session event: start the shipper (ship-after-hook.ts).
+  'ship-to': { type: 'string' },
 } as const;
 
 /** What an adapter's decide function needs from the CLI, built the same way for every agent. */

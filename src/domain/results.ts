@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** Reason codes a deny carries (docs/design.md §3). The last two are produced by the runner. */
 export const REASON_CODES = ['policy_violation', 'safety_violation', 'schema_violation', 'timeout', 'runtime_error'] as const;
@@ -6,45 +7,56 @@ export type ReasonCode = (typeof REASON_CODES)[number];
 export const reasonCodeSchema = z.enum(REASON_CODES);
 
 /** Optional text for the agent's context (Claude Code `additionalContext`), allowed on every result. */
-const contextField = { additionalContext: z.string().optional() };
+const contextField = () => ({ additionalContext: z.string().optional() });
 
 /**
  * A replacement input that an `allow` or `ask` may carry (Claude Code's `updatedInput` next to
  * a permission decision): the rewrite is applied as a `modify` would be, and the decision still
  * counts. Without it, a wrapped Claude hook that rewrites and asks would lose one half.
  */
-const replacementField = { input: z.unknown().optional() };
+const replacementField = () => ({ input: z.unknown().optional() });
 
-export const allowResultSchema = z.strictObject({
-  decision: z.literal('allow'),
-  message: z.string().optional(),
-  ...replacementField,
-  ...contextField,
-});
-export const denyResultSchema = z.strictObject({
-  decision: z.literal('deny'),
-  reasonCode: reasonCodeSchema.default('policy_violation'),
-  message: z.string().min(1, 'a deny needs a message saying why'),
-  payload: z.unknown().optional(),
-  ...contextField,
-});
-export const askResultSchema = z.strictObject({
-  decision: z.literal('ask'),
-  message: z.string().min(1, 'an ask needs a message for the user'),
-  ...replacementField,
-  ...contextField,
-});
-export const modifyResultSchema = z.strictObject({
-  decision: z.literal('modify'),
-  /** The replacement tool input (an object) or prompt (a string). */
-  input: z.unknown().refine((v) => v !== undefined, 'a modify needs the replacement input'),
-  reason: z.string().optional(),
-  ...contextField,
-});
-export const observeResultSchema = z.strictObject({
-  decision: z.literal('none').optional(),
-  ...contextField,
-});
+// Each built on first use (domain/lazy-schema.ts): a hook answers with one decision.
+export const allowResultSchema = lazySchema(() =>
+  z.strictObject({
+    decision: z.literal('allow'),
+    message: z.string().optional(),
+    ...replacementField(),
+    ...contextField(),
+  }),
+);
+export const denyResultSchema = lazySchema(() =>
+  z.strictObject({
+    decision: z.literal('deny'),
+    reasonCode: reasonCodeSchema.default('policy_violation'),
+    message: z.string().min(1, 'a deny needs a message saying why'),
+    payload: z.unknown().optional(),
+    ...contextField(),
+  }),
+);
+export const askResultSchema = lazySchema(() =>
+  z.strictObject({
+    decision: z.literal('ask'),
+    message: z.string().min(1, 'an ask needs a message for the user'),
+    ...replacementField(),
+    ...contextField(),
+  }),
+);
+export const modifyResultSchema = lazySchema(() =>
+  z.strictObject({
+    decision: z.literal('modify'),
+    /** The replacement tool input (an object) or prompt (a string). */
+    input: z.unknown().refine((v) => v !== undefined, 'a modify needs the replacement input'),
+    reason: z.string().optional(),
+    ...contextField(),
+  }),
+);
+export const observeResultSchema = lazySchema(() =>
+  z.strictObject({
+    decision: z.literal('none').optional(),
+    ...contextField(),
+  }),
+);
 
 /** What a hook may return, by decision. `undefined`/`null`/`{}` mean "no opinion". */
 const resultSchemas = {
@@ -60,19 +72,19 @@ export type HookResultInput =
   | undefined
   | null
   | void
-  | z.input<typeof allowResultSchema>
-  | z.input<typeof denyResultSchema>
-  | z.input<typeof askResultSchema>
-  | z.input<typeof modifyResultSchema>
-  | z.input<typeof observeResultSchema>;
+  | z.input<ReturnType<typeof allowResultSchema>>
+  | z.input<ReturnType<typeof denyResultSchema>>
+  | z.input<ReturnType<typeof askResultSchema>>
+  | z.input<ReturnType<typeof modifyResultSchema>>
+  | z.input<ReturnType<typeof observeResultSchema>>;
 
 /** A validated hook result; `none` stands for "no opinion". */
 export type HookResult =
   | { decision: 'none'; additionalContext?: string }
-  | z.output<typeof allowResultSchema>
-  | z.output<typeof denyResultSchema>
-  | z.output<typeof askResultSchema>
-  | z.output<typeof modifyResultSchema>;
+  | z.output<ReturnType<typeof allowResultSchema>>
+  | z.output<ReturnType<typeof denyResultSchema>>
+  | z.output<ReturnType<typeof askResultSchema>>
+  | z.output<ReturnType<typeof modifyResultSchema>>;
 
 export type ReturnedDecision = HookResult['decision'];
 
@@ -96,7 +108,7 @@ export function parseHookResult(value: unknown): { ok: true; result: HookResult 
   if (typeof decision !== 'string' || !(decision in resultSchemas)) {
     return { ok: false, issues: `decision: expected allow, deny, ask, modify or none, got ${describe(decision)}` };
   }
-  const parsed = resultSchemas[decision as keyof typeof resultSchemas].safeParse(value);
+  const parsed = resultSchemas[decision as keyof typeof resultSchemas]().safeParse(value);
   if (!parsed.success) return { ok: false, issues: formatIssues(parsed.error) };
   const result = parsed.data;
   if (result.decision === undefined) {

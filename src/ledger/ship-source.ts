@@ -140,6 +140,16 @@ const SELECT_CHECKPOINTS = `SELECT ${CHECKPOINT_COLUMNS.join(', ')} FROM prune_c
 const SELECT_HOOK_SETS = `SELECT ${HOOK_SET_COLUMNS.join(', ')} FROM hook_sets
   WHERE id IN (SELECT hook_set_id FROM invocations WHERE id IN (${refs('invocation')})) ORDER BY id`;
 
+/** Every statement readBatch runs on a range of links (for the query-plan test: the `seq` range must drive each). */
+export const BATCH_READS: readonly string[] = [
+  SPAN_ENDS,
+  LINKS_TEXT,
+  SELECT_INVOCATIONS,
+  SELECT_COMPLETIONS,
+  SELECT_CHECKPOINTS,
+  SELECT_HOOK_SETS,
+];
+
 const raw = (ledger: SqliteHandle, sql: string) => prepared(ledger, sql).raw();
 
 /**

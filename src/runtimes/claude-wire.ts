@@ -4,6 +4,7 @@ import { POINT_CLAUDE_EVENTS, type Point } from '../domain/points.js';
 import type { HookResultInput } from '../domain/results.js';
 import { HookExecutionFailure, type RuntimeContext } from './types.js';
 import { oneLine } from '../domain/text.js';
+import { lazySchema } from '../domain/lazy-schema.js';
 
 /**
  * The Claude Code hook wire protocol, both directions, as hookledger's command and http
@@ -112,47 +113,48 @@ const expected = (what: string) => ({ error: (issue: { input?: unknown }) => `ex
 const text = () => z.string(expected('a string')).nullish();
 const jsonObject = () => z.record(z.string(), z.unknown(), expected('an object')).nullish();
 
-/** PermissionRequest's `hookSpecificOutput.decision` object. */
-const permissionRequestDecisionSchema = z.looseObject(
-  {
-    behavior: z.enum(['allow', 'deny'], expected('one of allow, deny')),
-    updatedInput: jsonObject(),
-    message: text(),
-    interrupt: z.boolean(expected('a boolean')).nullish(),
-  },
-  expected('an object'),
-);
-
-const hookSpecificOutputSchema = z.looseObject(
-  {
-    hookEventName: text(),
-    permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer'], expected('one of allow, deny, ask, defer')).nullish(),
-    permissionDecisionReason: text(),
-    updatedInput: jsonObject(),
-    additionalContext: text(),
-    decision: permissionRequestDecisionSchema.nullish(),
-    worktreePath: text(),
-  },
-  expected('an object'),
-);
-
 /**
  * Claude Code's JSON hook output (section 6). Loose, every field optional: the protocol
  * grows with each release and unknown fields must not fail a hook. `null` counts as absent
- * because scripts often print `None`/`null` for "not set".
+ * because scripts often print `None`/`null` for "not set". Built on first use (domain/lazy-schema.ts):
+ * only Claude-protocol command and http hooks need it.
  */
-export const claudeHookOutputSchema = z.looseObject({
-  continue: z.boolean(expected('a boolean')).nullish(),
-  stopReason: text(),
-  suppressOutput: z.boolean(expected('a boolean')).nullish(),
-  systemMessage: text(),
-  // block/approve are Claude Code's; deny/allow/ask are Gemini CLI's flat form (scripts imported by import-gemini).
-  decision: z.enum(['block', 'approve', 'deny', 'allow', 'ask'], expected('one of block, approve, deny, allow, ask')).nullish(),
-  reason: text(),
-  additionalContext: text(),
-  hookSpecificOutput: hookSpecificOutputSchema.nullish(),
+export const claudeHookOutputSchema = lazySchema(() => {
+  /** PermissionRequest's `hookSpecificOutput.decision` object. */
+  const permissionRequestDecisionSchema = z.looseObject(
+    {
+      behavior: z.enum(['allow', 'deny'], expected('one of allow, deny')),
+      updatedInput: jsonObject(),
+      message: text(),
+      interrupt: z.boolean(expected('a boolean')).nullish(),
+    },
+    expected('an object'),
+  );
+  const hookSpecificOutputSchema = z.looseObject(
+    {
+      hookEventName: text(),
+      permissionDecision: z.enum(['allow', 'deny', 'ask', 'defer'], expected('one of allow, deny, ask, defer')).nullish(),
+      permissionDecisionReason: text(),
+      updatedInput: jsonObject(),
+      additionalContext: text(),
+      decision: permissionRequestDecisionSchema.nullish(),
+      worktreePath: text(),
+    },
+    expected('an object'),
+  );
+  return z.looseObject({
+    continue: z.boolean(expected('a boolean')).nullish(),
+    stopReason: text(),
+    suppressOutput: z.boolean(expected('a boolean')).nullish(),
+    systemMessage: text(),
+    // block/approve are Claude Code's; deny/allow/ask are Gemini CLI's flat form (scripts imported by import-gemini).
+    decision: z.enum(['block', 'approve', 'deny', 'allow', 'ask'], expected('one of block, approve, deny, allow, ask')).nullish(),
+    reason: text(),
+    additionalContext: text(),
+    hookSpecificOutput: hookSpecificOutputSchema.nullish(),
+  });
 });
-export type ClaudeHookOutput = z.output<typeof claudeHookOutputSchema>;
+export type ClaudeHookOutput = z.output<ReturnType<typeof claudeHookOutputSchema>>;
 
 /**
  * Fields Claude Code only honours inside `hookSpecificOutput`. At the top level it ignores
@@ -186,7 +188,7 @@ export function readClaudeJsonOutput(value: unknown, point: Point, hookId?: stri
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HookExecutionFailure('invalid_result', `${what}: expected a JSON object, got ${describeValue(value)}`);
   }
-  const parsed = claudeHookOutputSchema.safeParse(value);
+  const parsed = claudeHookOutputSchema().safeParse(value);
   if (!parsed.success) throw new HookExecutionFailure('invalid_result', `${what}: ${outputIssues(parsed.error)}`);
   const out = parsed.data;
   const specific = out.hookSpecificOutput ?? undefined;

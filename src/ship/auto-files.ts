@@ -1,4 +1,5 @@
-import { appendFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
 
 /**
@@ -20,13 +21,33 @@ export interface AutoShipFiles {
   status: string;
 }
 
+/**
+ * The files of the ledger at `ledgerPath`, named after its real path (symlinks, `.` and `..`
+ * resolved): one ledger reached through two spellings (a symlinked home, a relative --db) has
+ * one lock, so never two shippers, and one mark, log and status. A ledger not created yet is
+ * named after its directory's real path.
+ */
 export function autoShipFiles(ledgerPath: string): AutoShipFiles {
+  const real = realLedgerPath(ledgerPath);
   return {
-    lock: `${ledgerPath}.ship.lock`,
-    again: `${ledgerPath}.ship.again`,
-    log: `${ledgerPath}.ship.log`,
-    status: `${ledgerPath}.ship.json`,
+    lock: `${real}.ship.lock`,
+    again: `${real}.ship.again`,
+    log: `${real}.ship.log`,
+    status: `${real}.ship.json`,
   };
+}
+
+function realLedgerPath(ledgerPath: string): string {
+  const absolute = resolve(ledgerPath);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    try {
+      return join(realpathSync(dirname(absolute)), basename(absolute));
+    } catch {
+      return absolute;
+    }
+  }
 }
 
 /** Marks "ship again" (an empty file: creating it is the whole signal). */

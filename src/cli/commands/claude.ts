@@ -1,8 +1,8 @@
 import { decideClaudeCommand, DEFAULT_BACKGROUND_DEADLINE_MS } from '../../adapters/claude.js';
 import { claudeStdout } from '../../adapters/claude-output.js';
-import { resolveLedgerPath } from '../../ledger/paths.js';
-import { OTEL_USAGE, stringFlag, type Command } from '../command.js';
+import { OTEL_USAGE, type Command } from '../command.js';
 import { hookCommandOptions, runHookCommand, write } from '../hook-command-flow.js';
+import { SHIP_AFTER, shipAfterEvent, shipToUsage } from '../ship-after-hook.js';
 
 export const command: Command = {
   summary: 'Claude Code command hook: read the event on stdin, decide, answer in its format',
@@ -22,10 +22,8 @@ export const command: Command = {
                 (default ${DEFAULT_BACKGROUND_DEADLINE_MS}); use \`hookledger serve\` for long ones
 ${OTEL_USAGE}
                 (flushed before exit, at most $HOOKLEDGER_OTEL_FLUSH_MS, default 1000 ms)
-  --ship-to     after answering SessionEnd or Stop, start a detached \`hookledger ship
-                --background\` to this central PostgreSQL (else $HOOKLEDGER_SHIP_TO), unless one
-                is running for this ledger; never with the password (docs/ship.md)`,
-  options: { ...hookCommandOptions, 'ship-to': { type: 'string' } },
+${shipToUsage(SHIP_AFTER.claude)}`,
+  options: hookCommandOptions,
   run: (args, io) =>
     runHookCommand(args, io, async (deps, deadlineMs) => {
       const result = await decideClaudeCommand(deps);
@@ -35,14 +33,7 @@ ${OTEL_USAGE}
       if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
       await result.finish(deadlineMs);
       // Automatic shipping: only on these events, only when a target is set, after the answer and the background hooks.
-      const shipTo = stringFlag(args, 'ship-to') ?? io.env.HOOKLEDGER_SHIP_TO;
-      if (shipTo && (result.eventName === 'Stop' || result.eventName === 'SessionEnd')) {
-        const { triggerAutoShip } = await import('../../ship/auto-trigger.js');
-        const { path } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
-        const fromFlag = stringFlag(args, 'ship-to') !== undefined;
-        const shipping = triggerAutoShip({ ledgerPath: path, url: shipTo, fromFlag, env: io.env });
-        if (!shipping.started && shipping.reason !== 'shipper_running') await write(io.stderr, `hookledger: ${shipping.message}\n`);
-      }
+      await shipAfterEvent(args, io, result.eventName, SHIP_AFTER.claude);
       return answer.exitCode;
     }),
 };

@@ -17,10 +17,11 @@ import { DEFAULT_BACKGROUND_DEADLINE_MS, resolveOnErrorPolicy } from '../../adap
 import { handlerTimeouts } from '../../adapters/claude-timeouts.js';
 import { loadHookSet } from '../../config/load.js';
 import { UsageError } from '../../domain/errors.js';
-import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import type { HookSet } from '../../domain/hooks.js';
 import { boolFlag, configOption, stringFlag, type Command } from '../command.js';
 import { writeJson, writeReport } from '../io.js';
+import { shipEventsWarning, shipTarget } from '../agent-install-flags.js';
+import { SHIP_AFTER } from '../ship-after-hook.js';
 
 export const command: Command = {
   summary: 'register hookledger as the Claude Code hook for each event (settings.json)',
@@ -93,7 +94,7 @@ export const command: Command = {
       const configPath = stringFlag(args, 'config');
       let handler: { type: 'command'; command: string } | { type: 'http'; url: string };
       let hookSet: HookSet | null = null;
-      const shipTo = shipTarget(stringFlag(args, 'ship'), httpUrl, stringFlag(args, 'db'));
+      const shipTo = shipTarget(stringFlag(args, 'ship'), { agent: 'Claude Code', httpUrl, dbPath: stringFlag(args, 'db') });
       if (httpUrl !== undefined) {
         if (!/^https?:\/\/[^/]+/.test(httpUrl)) throw new UsageError(`--http: "${httpUrl}" is not an http(s) URL`);
         handler = { type: 'http', url: /\/(v1\/)?claude\/?$/.test(httpUrl) ? httpUrl : `${httpUrl.replace(/\/+$/, '')}/claude` };
@@ -133,8 +134,8 @@ export const command: Command = {
           }),
         };
       }
-      if (shipTo !== undefined && events !== undefined && !events.some((e) => e === 'Stop' || e === 'SessionEnd'))
-        warnings.push('--ship: shipping starts after Stop and SessionEnd, and --events installs neither, so nothing will ship');
+      const shipWarning = shipEventsWarning(shipTo, events, SHIP_AFTER.claude);
+      if (shipWarning) warnings.push(shipWarning);
       if (events?.includes('WorktreeCreate') && hookSet !== null && !hookSet.hooks.some((h) => h.points.includes('worktree_create'))) {
         warnings.push(
           "WorktreeCreate: the hook set has no hook at worktree_create, so every worktree creation will fail (a WorktreeCreate hook replaces Claude Code's own creation and must answer the path)",
@@ -185,27 +186,6 @@ export const command: Command = {
     return 0;
   },
 };
-
-/**
- * `--ship URL`, checked: a PostgreSQL URL without its password (the settings file and the
- * command line are readable by others; `ship --to` refuses a password for the same reason).
- */
-function shipTarget(url: string | undefined, httpUrl: string | undefined, dbPath: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  if (!isPostgresUrl(url))
-    throw new UsageError(`--ship: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
-  if (urlHasPassword(url))
-    throw new UsageError(
-      `--ship: the URL must not carry the password (it would be written to the settings file and show in the process list): give it with PGPASSWORD or ~/.pgpass in Claude Code's environment, or put the whole URL in HOOKLEDGER_SHIP_TO there (${displayUrl(url)})`,
-    );
-  if (httpUrl !== undefined)
-    throw new UsageError(
-      '--ship: with --http, run `hookledger ship --follow` beside `hookledger serve` instead (serve is one long-lived process)',
-    );
-  if (dbPath !== undefined && isPostgresUrl(dbPath))
-    throw new UsageError('--ship: --db is already a PostgreSQL ledger; --ship copies a local SQLite ledger to one');
-  return url;
-}
 
 /**
  * Only events with a hookledger point: a typo would register a key Claude Code never fires

@@ -5,7 +5,8 @@ import { DEFAULT_BACKGROUND_DEADLINE_MS } from '../../adapters/claude.js';
 import { CODEX_INSTALL_EVENTS, codexConfigPath, codexTimeouts, installCodexJson, installCodexToml } from '../../adapters/codex-config.js';
 import { CODEX_EVENT_POINTS } from '../../adapters/codex-input.js';
 import { packageRoot } from '../../ledger/paths.js';
-import { installFlags, installOptions, reportInstall } from '../agent-install-flags.js';
+import { installFlags, installOptions, reportInstall, shipEventsWarning } from '../agent-install-flags.js';
+import { SHIP_AFTER, SHIP_INSTALL_USAGE } from '../ship-after-hook.js';
 import type { Command } from '../command.js';
 
 export const CODEX_TRUST_NOTE =
@@ -14,7 +15,7 @@ export const CODEX_TRUST_NOTE =
 export const command: Command = {
   summary: 'register hookledger as the Codex CLI hook for each event (.codex/hooks.json or config.toml)',
   usage: `install-codex [--project|--user] [--toml|--file PATH] --config PATH [--db PATH]
-        [--events A,B] [--bin CMD] [--on-error deny|allow] [--print] [--remove] [--json]
+        [--events A,B] [--bin CMD] [--on-error deny|allow] [--ship URL] [--print] [--remove] [--json]
 
   Writes one handler per event (matcher "*") running \`hookledger codex --config PATH\` into
   .codex/hooks.json (default) or, with --toml, config.toml (a marked block at its end).
@@ -27,6 +28,7 @@ export const command: Command = {
   --events    default: ${CODEX_INSTALL_EVENTS.join(',')}; allowed: ${Object.keys(CODEX_EVENT_POINTS).join(',')}
   --bin       how Codex starts hookledger (default: node on this package's codex bundle,
               dist/bundle/codex.cjs, when built, else "hookledger"); paths are absolute
+${SHIP_INSTALL_USAGE(SHIP_AFTER.codex)}
   --print     print the resulting file instead of writing it
   --remove    remove hookledger's entries instead`,
   options: { ...installOptions, toml: { type: 'boolean' }, file: { type: 'string' } },
@@ -41,7 +43,9 @@ export const command: Command = {
     const warnings: string[] = [];
     let install = null;
     if (flags.install) {
-      const { configPath, hookSet, dbPath, onError } = flags.install;
+      const { configPath, hookSet, dbPath, onError, shipTo } = flags.install;
+      const shipWarning = shipEventsWarning(shipTo, flags.events, SHIP_AFTER.codex);
+      if (shipWarning) warnings.push(shipWarning);
       let bin = flags.bin;
       if (bin === undefined) {
         const fallback = defaultAgentBin(packageRoot, 'codex');
@@ -59,6 +63,7 @@ export const command: Command = {
           configPath: resolve(configPath),
           dbPath: dbPath ? resolve(dbPath) : undefined,
           onError,
+          shipTo,
         }),
         events: flags.events,
         timeouts: codexTimeouts(hookSet, flags.events, DEFAULT_BACKGROUND_DEADLINE_MS),

@@ -5,13 +5,14 @@ import { DEFAULT_BACKGROUND_DEADLINE_MS } from '../../adapters/claude.js';
 import { GEMINI_EVENT_POINTS } from '../../adapters/gemini-input.js';
 import { GEMINI_INSTALL_EVENTS, geminiSettingsPath, geminiTimeouts, installGemini } from '../../adapters/gemini-settings.js';
 import { packageRoot } from '../../ledger/paths.js';
-import { installFlags, installOptions, reportInstall } from '../agent-install-flags.js';
+import { installFlags, installOptions, reportInstall, shipEventsWarning } from '../agent-install-flags.js';
+import { SHIP_AFTER, SHIP_INSTALL_USAGE } from '../ship-after-hook.js';
 import type { Command } from '../command.js';
 
 export const command: Command = {
   summary: 'register hookledger as the Gemini CLI hook for each event (.gemini/settings.json)',
   usage: `install-gemini [--project|--user|--file PATH] --config PATH [--db PATH]
-        [--events A,B] [--bin CMD] [--on-error deny|allow] [--print] [--remove] [--json]
+        [--events A,B] [--bin CMD] [--on-error deny|allow] [--ship URL] [--print] [--remove] [--json]
 
   Writes one handler per event (matcher "*", name "hookledger") running
   \`hookledger gemini --config PATH\` into the \`hooks\` of .gemini/settings.json. Every other
@@ -25,6 +26,7 @@ export const command: Command = {
   --events    default: ${GEMINI_INSTALL_EVENTS.join(',')}; allowed: ${Object.keys(GEMINI_EVENT_POINTS).join(',')}
   --bin       how Gemini CLI starts hookledger (default: node on this package's gemini
               bundle, dist/bundle/gemini.cjs, when built, else "hookledger")
+${SHIP_INSTALL_USAGE(SHIP_AFTER.gemini)}
   --print     print the resulting settings instead of writing them
   --remove    remove hookledger's entries instead`,
   options: { ...installOptions, file: { type: 'string' } },
@@ -40,7 +42,9 @@ export const command: Command = {
     const warnings: string[] = [];
     let install = null;
     if (flags.install) {
-      const { configPath, hookSet, dbPath, onError } = flags.install;
+      const { configPath, hookSet, dbPath, onError, shipTo } = flags.install;
+      const shipWarning = shipEventsWarning(shipTo, flags.events, SHIP_AFTER.gemini);
+      if (shipWarning) warnings.push(shipWarning);
       let bin = flags.bin;
       if (bin === undefined) {
         const fallback = defaultAgentBin(packageRoot, 'gemini', committed ? cwd : undefined, projectVar);
@@ -58,6 +62,7 @@ export const command: Command = {
           configPath: resolve(configPath),
           dbPath: dbPath ? resolve(dbPath) : undefined,
           onError,
+          shipTo,
           projectDir: committed ? cwd : undefined,
           projectVar,
         }),

@@ -17,11 +17,13 @@ import type { HookSet } from '../../domain/hooks.js';
 import { packageRoot } from '../../ledger/paths.js';
 import { boolFlag, configOption, stringFlag, type Command } from '../command.js';
 import { writeJson, writeReport } from '../io.js';
+import { shipEventsWarning, shipTarget } from '../agent-install-flags.js';
+import { SHIP_AFTER, SHIP_INSTALL_USAGE } from '../ship-after-hook.js';
 
 export const command: Command = {
   summary: "register hookledger as meerkat's hook for each point (.rkat/config.toml)",
   usage: `install-meerkat [--project|--user|--file FILE] --config PATH [--db PATH] [--points A,B]
-        [--http URL --token TOKEN] [--bin CMD] [--on-error deny|allow] [--print] [--remove] [--json]
+        [--http URL --token TOKEN] [--bin CMD] [--on-error deny|allow] [--ship URL] [--print] [--remove] [--json]
 
   Writes one [[hooks.entries]] entry per point (id hookledger-<point>, foreground guardrail,
   priority 10) running \`hookledger meerkat --config PATH\`, or with --http an http entry
@@ -35,6 +37,7 @@ export const command: Command = {
   --points    default: ${MEERKAT_POINTS.join(',')}
   --bin       how meerkat starts hookledger (default: node on this package's single-file
               meerkat bundle, dist/bundle/meerkat.cjs, when built, else "hookledger")
+${SHIP_INSTALL_USAGE(SHIP_AFTER.meerkat)}
   --print     print the resulting file instead of writing it
   --remove    remove hookledger's entries instead`,
   options: {
@@ -51,6 +54,7 @@ export const command: Command = {
     'on-error': { type: 'string' },
     print: { type: 'boolean' },
     remove: { type: 'boolean' },
+    ship: { type: 'string' },
   },
   async run(args, io) {
     const scopes = ['project', 'user'].filter((s) => boolFlag(args, s));
@@ -67,6 +71,9 @@ export const command: Command = {
       points = parsePoints(stringFlag(args, 'points'));
       const configPath = stringFlag(args, 'config');
       const httpUrl = stringFlag(args, 'http');
+      const shipTo = shipTarget(stringFlag(args, 'ship'), { agent: 'meerkat', httpUrl, dbPath: stringFlag(args, 'db') });
+      const shipWarning = shipEventsWarning(shipTo, points, SHIP_AFTER.meerkat);
+      if (shipWarning) io.stderr.write(`hookledger: warning: ${shipWarning}\n`);
       if (httpUrl !== undefined) {
         if (!/^https?:\/\/[^/]+/.test(httpUrl)) throw new UsageError(`--http: "${httpUrl}" is not an http(s) URL`);
         const token = stringFlag(args, 'token') ?? io.env.HOOKLEDGER_TOKEN;
@@ -95,6 +102,7 @@ export const command: Command = {
             resolve(configPath),
             ...(db ? ['--db', db === ':memory:' ? db : resolve(db)] : []),
             ...(onError ? ['--on-error', onError] : []),
+            ...(shipTo ? ['--ship-to', shipTo] : []),
           ],
         };
       }

@@ -4,11 +4,13 @@ import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES } from '../../adapters/meerkat-output
 import { oneLine } from '../../domain/text.js';
 import { OTEL_USAGE, stringFlag, type Command } from '../command.js';
 import { hookCommandOptions, runHookCommand, write } from '../hook-command-flow.js';
+import { SHIP_AFTER, shipAfterEvent, shipToUsage } from '../ship-after-hook.js';
 import type { CliIo } from '../io.js';
 
 export const command: Command = {
   summary: 'meerkat (rkat) command hook: read the invocation on stdin, decide, answer meerkat',
   usage: `meerkat --config PATH [--db PATH] [--on-error deny|allow] [--payload-max-bytes N] [--background-deadline-ms N] [--otel URL]
+        [--ship-to URL]
 
   Register as a command entry in meerkat's [[hooks.entries]] (hookledger install-meerkat
   writes them). Reads meerkat's invocation JSON on stdin, runs the hook set, records
@@ -24,7 +26,8 @@ export const command: Command = {
                 invocation is refused, and the answer is kept under it
   --background-deadline-ms
                 after answering, wait at most this long for background hooks (default ${DEFAULT_BACKGROUND_DEADLINE_MS})
-${OTEL_USAGE}`,
+${OTEL_USAGE}
+${shipToUsage(SHIP_AFTER.meerkat)}`,
   options: { ...hookCommandOptions, 'payload-max-bytes': { type: 'string' } },
   run: (args, io) =>
     runHookCommand(args, io, async (deps, deadlineMs) => {
@@ -34,6 +37,7 @@ ${OTEL_USAGE}`,
       await write(io.stdout, `${JSON.stringify(result.answer)}\n`);
       if (result.problem !== null) await write(io.stderr, `hookledger: ${oneLine(result.problem)}\n`);
       await result.finish(deadlineMs);
+      await shipAfterEvent(args, io, result.pointName, SHIP_AFTER.meerkat);
       return 0;
     }),
 };

@@ -4,7 +4,7 @@ import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '..
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { setCommandWorkspace } from '../../runtimes/command.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
-import { isPostgresUrl } from '../../ledger/postgres/url.js';
+import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
 import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
@@ -18,7 +18,7 @@ const DEFAULT_DRAIN_MS = 5000;
 export const command: Command = {
   summary: 'HTTP server: Claude Code http hooks and a JSON API (127.0.0.1, bearer token)',
   usage: `serve --config PATH [--db PATH] [--port N] [--host ADDR] [--token TOKEN]
-        [--on-error deny|allow] [--max-body-bytes N] [--meerkat-payload-max-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--json] [--otel URL]
+        [--on-error deny|allow] [--max-body-bytes N] [--meerkat-payload-max-bytes N] [--drain-ms N] [--central] [--workspace DIR] [--ship URL] [--json] [--otel URL]
 
   One long-lived process: no process start per tool call. Routes (all but /healthz need
   "Authorization: Bearer <token>"; without it: 401, nothing recorded):
@@ -41,6 +41,9 @@ export const command: Command = {
   --central   a server many machines call: a payload's cwd is recorded as data only; command hooks
               run in --workspace and see it as CLAUDE_PROJECT_DIR (default with a postgres:// ledger)
   --workspace where command hooks run in central mode (default: the hook set file's directory)
+  --ship URL  ship the (SQLite) ledger to this central PostgreSQL as it grows: serve runs
+              \`hookledger ship --follow\` in a child it restarts if it ends and stops with
+              serve (else $HOOKLEDGER_SHIP_TO); never with the password (docs/ship.md)
   --json      print the address and token file as one JSON line on stdout once listening
 ${OTEL_USAGE}`,
   options: {
@@ -56,6 +59,7 @@ ${OTEL_USAGE}`,
     'drain-ms': { type: 'string' },
     central: { type: 'boolean' },
     workspace: { type: 'string' },
+    ship: { type: 'string' },
   },
   async run(args, io) {
     const port = intFlag(args, 'port', DEFAULT_PORT, 0, 65_535);
@@ -66,6 +70,7 @@ ${OTEL_USAGE}`,
     const { policy, problem } = resolveOnErrorPolicy(stringFlag(args, 'on-error'), io.env);
     if (problem) throw new UsageError(problem);
 
+    const shipTo = serveShipTarget(args, io);
     const hookSet = await hookSetFor(args, io);
     const workspace = centralWorkspace(args, io);
     if (workspace) setCommandWorkspace({ kind: 'central', dir: workspace });
@@ -112,6 +117,16 @@ ${OTEL_USAGE}`,
         );
       }
 
+      // Shipping runs in a child process at nice 10: it never takes this event loop or a decision's CPU.
+      const shipper = shipTo
+        ? (await import('../../ship/serve-shipper.js')).superviseShipper({
+            ledgerPath: shipTo.ledgerPath,
+            url: shipTo.url,
+            env: io.env,
+            log: (line) => io.stderr.write(`hookledger serve: ${line}\n`),
+          })
+        : null;
+
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -122,6 +137,8 @@ ${OTEL_USAGE}`,
       await server.close({ drainMs });
       // A request still in flight after the drain would leave its command hooks orphaned.
       killRunningHookProcesses();
+      // After the drain, so that what the last requests committed can still ship.
+      await shipper?.stop();
       io.stderr.write('hookledger: stopped\n');
       return 0;
     } finally {
@@ -182,4 +199,31 @@ function centralWorkspace(args: CommandArgs, io: CliIo): string | null {
   const dir = resolve(explicit ?? dirname(resolve(stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG ?? '.')));
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--workspace ${dir} is not a directory`);
   return dir;
+}
+
+/**
+ * The centre `serve` ships its ledger to (`--ship URL`, else $HOOKLEDGER_SHIP_TO), checked before
+ * anything starts; null when neither is set. A flag with the password is refused (it would show
+ * in the process list); a PostgreSQL or in-memory ledger has nothing to ship: refused with the
+ * flag, one warning line with the variable (set for the agents' hooks, perhaps).
+ */
+function serveShipTarget(args: CommandArgs, io: CliIo): { url: string; ledgerPath: string } | null {
+  const flag = stringFlag(args, 'ship');
+  const url = flag ?? io.env.HOOKLEDGER_SHIP_TO;
+  if (!url) return null;
+  const what = flag !== undefined ? '--ship' : 'HOOKLEDGER_SHIP_TO';
+  if (!isPostgresUrl(url))
+    throw new UsageError(`${what}: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
+  if (flag !== undefined && urlHasPassword(url))
+    throw new UsageError(
+      `--ship: the URL must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the whole URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
+    );
+  const { path } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
+  if (isPostgresUrl(path) || path === ':memory:') {
+    const why = `${what}: the ledger (${isPostgresUrl(path) ? displayUrl(path) : path}) is not a local SQLite file; nothing to ship`;
+    if (flag !== undefined) throw new UsageError(why);
+    io.stderr.write(`hookledger serve: warning: ${why}\n`);
+    return null;
+  }
+  return { url, ledgerPath: resolve(path) };
 }

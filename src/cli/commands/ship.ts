@@ -74,6 +74,9 @@ export const command: Command = {
     const onSignal = () => stop.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    // Started by `serve` (ship/serve-shipper.ts): serve holds the other end of stdin, so its end,
+    // however it ended, stops this follower too.
+    if (io.env.HOOKLEDGER_SHIP_PARENT_PIPE === '1') io.stdin.once('end', onSignal).once('error', onSignal).resume();
     let progressShown = false;
     try {
       const report = await ship({

@@ -1,0 +1,167 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli, type StartedCli } from '../cli-helpers.js';
+import { sleep, tempDir } from '../helpers.js';
+import { adminSql, freshDatabase } from '../postgres/support.js';
+import { verifyCentre } from './support.js';
+
+/**
+ * `serve` shipping its ledger (HOOKLEDGER_SHIP_TO or --ship): the real server, its real
+ * `ship --follow` child (the built CLI), real requests over HTTP, the test run's PostgreSQL.
+ */
+
+const HOOKS = {
+  name: 'serve-ship',
+  version: '1',
+  hooks: [{ id: 'watch', point: 'pre_tool_use', timeoutMs: 5000, command: { command: 'true', args: [] } }],
+};
+const TOKEN = 'serve-ship-token';
+
+async function waitFor<T>(what: string, read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await sleep(100);
+  }
+}
+
+async function centreCounts(database: string): Promise<{ n: number; distinct: number }> {
+  try {
+    const [row] = await adminSql<{ n: number; distinct: number }>(
+      'SELECT count(*)::int AS n, count(DISTINCT (writer_id, source_ref))::int AS distinct FROM invocations',
+      database,
+    );
+    return row!;
+  } catch {
+    return { n: 0, distinct: 0 };
+  }
+}
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+
+/** The pids of the `ship --follow` children serve has announced, in order. */
+const followerPids = (serve: StartedCli) => [...serve.output.stderr.matchAll(/ship --follow, pid (\d+)\)/g)].map((m) => Number(m[1]));
+
+async function startServe(dir: string, env: NodeJS.ProcessEnv, extra: string[] = []) {
+  const serve = startCli(
+    ['serve', '--config', join(dir, 'hooks.json'), '--db', join(dir, 'ledger.db'), '--port', '0', '--token', TOKEN, '--json', ...extra],
+    { env },
+  );
+  const line = await waitFor(
+    'serve to listen',
+    () => serve.output.stdout,
+    (out) => out.includes('\n'),
+    60_000,
+  );
+  return { serve, url: (JSON.parse(line.split('\n')[0]!) as { url: string }).url };
+}
+
+async function post(url: string, n: number) {
+  const res = await fetch(`${url}/v1/invocations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ point: 'pre_tool_use', sessionId: 'serve-1', toolName: 'Bash', toolInput: { command: `echo ${n}` } }),
+  });
+  expect(res.status).toBe(200);
+}
+
+describe('serve ships its ledger (HOOKLEDGER_SHIP_TO / --ship)', { timeout: 240_000 }, () => {
+  it('ships what it records through a supervised ship --follow child, restarts it when it dies, stops it with serve; exactly once', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
+    const { url: centre, name } = await freshDatabase('serveship');
+    const password = decodeURIComponent(new URL(centre).password);
+    // The whole URL, password included, in the environment: never on a command line.
+    const { serve, url } = await startServe(dir, { HOME: dir, HOOKLEDGER_SHIP_TO: centre });
+    try {
+      for (let n = 0; n < 5; n++) await post(url, n);
+      expect(
+        await waitFor(
+          '5 shipped',
+          () => centreCounts(name),
+          (c) => c.n >= 5,
+        ),
+      ).toEqual({ n: 5, distinct: 5 });
+      const [first] = followerPids(serve);
+      expect(first).toBeGreaterThan(0);
+      expect(readFileSync(`/proc/${first}/cmdline`, 'utf8')).not.toContain(password);
+
+      // The follower killed: serve says so and starts another, which ships the rest once.
+      process.kill(first!, 'SIGKILL');
+      await waitFor(
+        'a new follower',
+        () => followerPids(serve),
+        (pids) => pids.length >= 2,
+        30_000,
+      );
+      expect(serve.output.stderr).toMatch(/hookledger serve: ship: the shipper \(pid \d+\) ended \(SIGKILL\); restarting in/);
+      for (let n = 5; n < 9; n++) await post(url, n);
+      expect(
+        await waitFor(
+          '9 shipped',
+          () => centreCounts(name),
+          (c) => c.n >= 9,
+        ),
+      ).toEqual({ n: 9, distinct: 9 });
+
+      const second = followerPids(serve).at(-1)!;
+      serve.child.kill('SIGTERM');
+      expect((await serve.exited).code).toBe(0);
+      expect(alive(second)).toBe(false);
+      expect(serve.output.stderr).not.toContain(password);
+    } finally {
+      serve.child.kill('SIGKILL');
+    }
+    expect((await verifyCentre(centre)).problems).toEqual([]);
+
+    // serve killed outright: its follower notices the pipe close and stops too.
+    const again = await startServe(dir, { HOME: dir, HOOKLEDGER_SHIP_TO: centre });
+    try {
+      await post(again.url, 9);
+      expect(
+        await waitFor(
+          '10 shipped',
+          () => centreCounts(name),
+          (c) => c.n >= 10,
+        ),
+      ).toEqual({ n: 10, distinct: 10 });
+      const follower = followerPids(again.serve)[0]!;
+      again.serve.child.kill('SIGKILL');
+      await again.serve.exited;
+      await waitFor(
+        'the follower to stop',
+        () => alive(follower),
+        (a) => !a,
+        30_000,
+      );
+    } finally {
+      again.serve.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses --ship with a password, or with a PostgreSQL ledger, in one line before serving', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
+    const { url: centre } = await freshDatabase('serveship');
+    const password = decodeURIComponent(new URL(centre).password);
+    const base = ['serve', '--config', join(dir, 'hooks.json'), '--port', '0', '--token', TOKEN];
+    const withPassword = await runCli([...base, '--db', join(dir, 'ledger.db'), '--ship', centre], {
+      env: { HOME: dir, HOOKLEDGER_SHIP_TO: '' },
+    });
+    expect(withPassword.code).toBe(2);
+    expect(withPassword.stderr.trim().split('\n')).toHaveLength(1);
+    expect(withPassword.stderr).toMatch(/^hookledger: --ship: the URL must not carry the password/);
+    expect(withPassword.stderr).not.toContain(password);
+    const central = new URL(centre);
+    central.password = '';
+    const toPostgres = await runCli([...base, '--db', centre, '--ship', central.toString()], {
+      env: { HOME: dir, HOOKLEDGER_SHIP_TO: '' },
+    });
+    expect(toPostgres.code).toBe(2);
+    expect(toPostgres.stderr).toMatch(/^hookledger: --ship: the ledger \(.*\) is not a local SQLite file; nothing to ship\n$/);
+    expect(toPostgres.stderr).not.toContain(password);
+  });
+});

@@ -67,6 +67,19 @@ export function catchUpRollup(ledger: Ledger, now = Date.now()): void {
 }
 
 /**
+ * Turns still waiting for their timer, taken by one 'exit' listener for the whole process (a bulk
+ * writer that never yields, such as the ledger generator, keeps many writers' turns waiting).
+ */
+const turnsAtExit = new Set<(exitCode: number) => void>();
+let listeningForExit = false;
+
+function takeTurnAtExit(turn: (exitCode: number) => void): void {
+  if (!listeningForExit) process.once('exit', (code) => [...turnsAtExit].forEach((t) => t(code)));
+  listeningForExit = true;
+  turnsAtExit.add(turn);
+}
+
+/**
  * Per writer: after a commit, schedules an upkeep turn when one may be due. Called on the
  * decision path, so it only compares a timestamp there.
  */
@@ -82,7 +95,7 @@ export class RollupKeeper {
     this.nextCheckAt = now + CHECK_EVERY_MS;
     this.scheduled = true;
     const turn = (exitCode?: number) => {
-      process.off('exit', turn);
+      turnsAtExit.delete(turn);
       if (!this.scheduled) return;
       this.scheduled = false;
       // A process stopped by a signal (an agent's hook timeout) leaves at once; the next writer takes the turn.
@@ -93,6 +106,6 @@ export class RollupKeeper {
     setTimeout(() => turn(), 0).unref();
     // A one-event process (an agent's command hook) calls process.exit right after its answer,
     // before any timer gets a turn: it takes the turn on its way out.
-    process.once('exit', turn);
+    takeTurnAtExit(turn);
   }
 }

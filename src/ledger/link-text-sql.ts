@@ -8,17 +8,24 @@ interface Declared {
   notNull: boolean;
   /** INTEGER PRIMARY KEY: the rowid, always an integer. */
   rowid: boolean;
+  /** The values of an enumerated text column, when few and plain enough to be written as constants. */
+  values: readonly string[] | undefined;
 }
 
 /** Runs of at least this many nullable columns are tested for all-NULL at once. */
 const NULL_RUN = 3;
+/** Enumerated columns with at most this many values are compared with each (SQLite's CASE is a chain of tests; `point`'s 35 gain nothing). */
+const FEW_VALUES = 8;
+const PLAIN_VALUE = /^[A-Za-z0-9_.:-]+$/;
 
 function declared(table: SQLiteTable): Map<string, Declared> {
   return new Map(
     getTableConfig(table).columns.map((c) => {
       const sqlType = c.getSQLType();
       const type = sqlType === 'integer' ? 'integer' : sqlType === 'text' ? 'text' : 'other';
-      return [c.name, { type, notNull: c.notNull, rowid: c.primary && type === 'integer' }];
+      const enumerated = c.enumValues as readonly string[] | undefined;
+      const few = type === 'text' && enumerated && enumerated.length <= FEW_VALUES && enumerated.every((v) => PLAIN_VALUE.test(v));
+      return [c.name, { type, notNull: c.notNull, rowid: c.primary && type === 'integer', values: few ? enumerated : undefined }];
     }),
   );
 }
@@ -31,6 +38,11 @@ const anyValue = (ref: string) =>
 function value(ref: string, column: Declared | undefined): string {
   if (!column || column.type === 'other') return anyValue(ref);
   if (column.rowid) return `'|i' || ${ref}`;
+  if (column.values) {
+    // Equal only to text with these very bytes (never a blob or a number; COLLATE BINARY whatever the column declares).
+    const known = column.values.map((v) => `WHEN ${ref} = '${v}' COLLATE BINARY THEN '|s${v.length}:${v}'`).join(' ');
+    return `CASE ${column.notNull ? '' : `WHEN ${ref} IS NULL THEN '|n' `}${known} ELSE ${value(ref, { ...column, values: undefined })} END`;
+  }
   const typed =
     column.type === 'integer'
       ? `WHEN typeof(${ref}) = 'integer' THEN '|i' || ${ref}`
@@ -85,6 +97,8 @@ function linkTextSql(): string {
  *   a different encoding of the same bytes: it is the JavaScript encoding or it is NULL;
  * - a run of nullable columns (an outcome's ten result columns, mostly NULL) is tested once:
  *   all NULL writes the run's `|n`s as one constant;
+ * - a value of an enumerated column with few values (`mode`, `status`, ...) is compared with
+ *   each and written as a constant (`|s10:foreground`); another value is written as any text;
  * - a string's length is `octet_length`, which SQLite knows without scanning the string; it is
  *   the JavaScript length (UTF-16 units) only for ASCII, and verify hashes the text only when it
  *   is ASCII without NUL (`linkHashOfText`), taking the JavaScript path otherwise.

@@ -107,6 +107,28 @@ describe('the single-file claude bundle', { timeout: 60_000 }, () => {
     );
   });
 
+  it("compiles no code from strings on the way to an answer: zod's JIT is off before any schema is built", () => {
+    const preload = join(dir, 'count-compiles.cjs');
+    writeFileSync(
+      preload,
+      `let compiled = 0;
+globalThis.Function = new Proxy(Function, {
+  construct: (target, args) => ((compiled += 1), Reflect.construct(target, args)),
+  apply: (target, self, args) => ((compiled += 1), Reflect.apply(target, self, args)),
+});
+process.on('exit', () => require('node:fs').writeSync(2, 'compiled from strings: ' + compiled + '\\n'));`,
+    );
+    const config = join(dir, 'validated.mjs');
+    writeFileSync(
+      config,
+      `export default { name: 'v', hooks: [{ id: 'no', point: 'pre_tool_use', capability: 'guardrail', run: () => ({ decision: 'deny', message: 'no' }) }] };`,
+    );
+    const result = run(launcher, config, 'b.db', ['--require', preload]);
+    // zod reads jitless when a schema is built: set later, the schemas built at load compiled their parsers (6 here).
+    expect(result.stderr).toBe('compiled from strings: 0\n');
+    expect(JSON.parse(result.stdout).hookSpecificOutput).toMatchObject({ permissionDecision: 'deny' });
+  });
+
   it('loads no stdio sockets, worker threads or promise-based fs on the way to an answer', () => {
     const list = join(dir, 'modules.txt');
     const preload = join(dir, 'list-modules.cjs');

@@ -151,14 +151,21 @@ describe('the tamper-evidence chain', () => {
     tamper(path, `UPDATE outcomes SET timeout_ms = 5000.5 WHERE id = ?`, realInInteger);
     tamper(path, `UPDATE outcomes SET failure_detail = '' WHERE id = ?`, filledRun);
     tamper(path, `UPDATE invocations SET turn = 'x' WHERE id = ?`, ids[3]);
+    // Enumerated columns: the same bytes as a blob, and a value outside the enumeration.
+    const blobInEnum = outcomeOf(ids[0]!, 'rewrite');
+    const unknownValue = outcomeOf(ids[2]!, 'block');
+    tamper(path, `UPDATE outcomes SET mode = CAST(mode AS BLOB) WHERE id = ?`, blobInEnum);
+    tamper(path, `UPDATE outcomes SET status = 'Completed' WHERE id = ?`, unknownValue);
     const report = verify(ledger);
     expect(report.problems.map((p) => [p.kind, p.table, p.id])).toEqual([
+      ['changed', 'outcomes', blobInEnum],
       ['changed', 'outcomes', blobInInteger],
       ['changed', 'outcomes', realInInteger],
       ['changed', 'outcomes', filledRun],
+      ['changed', 'outcomes', unknownValue],
       ['changed', 'invocations', ids[3]],
     ]);
-    expect(report.problemCount).toBe(4);
+    expect(report.problemCount).toBe(6);
   });
 
   it('DELETE of an outcome: verify names it as removed', async () => {

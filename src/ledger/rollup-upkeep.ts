@@ -8,8 +8,8 @@ import { prepared } from './statements.js';
  *
  * The writer that commits the first record after an hour has closed (ended SETTLE_MS ago, see
  * health-rollup.ts) rolls that hour up, never inside the decision: the writer schedules it for
- * an idle moment after its commit (a timer; a one-event process runs it after its answer was
- * written). A check costs one primary-key read of the newest built hour; long-lived writers
+ * an idle moment after its commit (a timer; a one-event process, which exits before timers
+ * run, takes the turn in its 'exit' handler, after its answer was written). A check costs one primary-key read of the newest built hour; long-lived writers
  * make it at most once a minute.
  *
  * A turn builds at most MAX_HOURS_PER_TURN hours, forward from the newest built one, so that a
@@ -81,11 +81,18 @@ export class RollupKeeper {
     if (this.scheduled || now < this.nextCheckAt) return;
     this.nextCheckAt = now + CHECK_EVERY_MS;
     this.scheduled = true;
-    const timer = setTimeout(() => {
+    const turn = (exitCode?: number) => {
+      process.off('exit', turn);
+      if (!this.scheduled) return;
       this.scheduled = false;
+      // A process stopped by a signal (an agent's hook timeout) leaves at once; the next writer takes the turn.
+      if (exitCode !== undefined && exitCode >= 128) return;
       // A turn that built a full slice leaves older hours: take the next slice at the next idle moment.
       if (rollupUpkeep(this.ledger) >= MAX_HOURS_PER_TURN) this.nextCheckAt = 0;
-    }, 0);
-    timer.unref();
+    };
+    setTimeout(() => turn(), 0).unref();
+    // A one-event process (an agent's command hook) calls process.exit right after its answer,
+    // before any timer gets a turn: it takes the turn on its way out.
+    process.once('exit', turn);
   }
 }

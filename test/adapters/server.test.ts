@@ -455,3 +455,38 @@ describe('hookledger serve (the CLI)', () => {
     expect(stderr).toMatch(/stopped\n$/);
   });
 });
+
+describe('the young generation', () => {
+  it('is grown to its maximum before the server listens, in a fresh process', async () => {
+    // A fresh process: V8 starts new space small and grows it only while young objects
+    // survive; a request's garbage dies young, so without this serve kept the small one.
+    const script = `
+      import { getHeapSpaceStatistics } from 'node:v8';
+      import { createHookServer } from ${JSON.stringify(join(import.meta.dirname, '../../src/adapters/server.ts'))};
+      const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+      const before = newSpace();
+      const hs = createHookServer({ runner: {}, ledger: {}, token: 'young-generation-token' });
+      await hs.listen(0);
+      const grown = newSpace();
+      // Objects held across scavenges, as the server's start does: at the maximum, no further growth.
+      let held = new Array(200000);
+      for (let round = 0; round < 5; round++) for (let i = 0; i < 200000; i++) held[i] = { i, next: held[(i * 7) % 200000] ?? null };
+      held = null;
+      hs.server.close();
+      console.log(JSON.stringify({ before, grown, after: newSpace() }));
+    `;
+    const child = spawn(process.execPath, ['--import', tsxLoader, '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const { before, grown, after } = JSON.parse(out) as { before: number; grown: number; after: number };
+    expect(grown).toBeGreaterThan(before);
+    expect(after).toBe(grown);
+  }, 60_000);
+});

@@ -81,6 +81,10 @@ describe('PostgreSQL schema and migrations', () => {
     await (await connectPostgres({ url })).close();
     // 0007: the outcome → invocation reference is kept by hookledger's writers, not enforced (docs/ship.md, Central schema).
     expect(await outcomeKeys()).toEqual([]);
+    // 0008: the centre's health index, start-first (docs/ship.md, Central schema).
+    expect(await adminSql(`SELECT indexdef FROM pg_indexes WHERE indexname = 'outcomes_health'`, name)).toEqual([
+      { indexdef: 'CREATE INDEX outcomes_health ON public.outcomes USING btree (hook_id, started_at, duration_us)' },
+    ]);
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
     expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
     expect(await adminSql(`SELECT to_regclass('ship_sources')::text AS t`, name)).toEqual([{ t: 'ship_sources' }]);

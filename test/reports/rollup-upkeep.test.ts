@@ -1,12 +1,15 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { normaliseInvocation } from '../../src/domain/invocation.js';
 import type { Outcome } from '../../src/domain/outcomes.js';
 import { floorHour, HOUR_MS, rollupTotals, SETTLE_MS } from '../../src/ledger/health-rollup.js';
-import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { hookHealth } from '../../src/ledger/queries/health.js';
 import { catchUpRollup, MAX_HOURS_PER_TURN, rollupUpkeep } from '../../src/ledger/rollup-upkeep.js';
 import { LedgerWriter } from '../../src/ledger/write.js';
+import { runCli } from '../cli-helpers.js';
 import { sleep, tempLedger } from '../helpers.js';
 import { outcome } from './fixture.js';
 
@@ -18,7 +21,7 @@ const ran = (hookId: string, at: number, durationUs: number, fields: Partial<Out
 
 /** `hours` hours of history ending `endsAgo` ms before now, written through the real write path. */
 function history(hours: number, endsAgo: number) {
-  const { ledger } = tempLedger();
+  const { ledger, path, dir } = tempLedger();
   const writer = new LedgerWriter(ledger);
   const setId = writer.hookSetId(defineHooks({ name: 'h', hooks: [{ id: 'a', point: 'pre_tool_use', run: () => undefined }] }));
   const start = floorHour(Date.now() - endsAgo) - hours * HOUR_MS;
@@ -44,7 +47,7 @@ function history(hours: number, endsAgo: number) {
       );
     }
   }
-  return { ledger, start };
+  return { ledger, start, path, dir };
 }
 
 const UNTIL = floorHour(Date.now()) + HOUR_MS;
@@ -72,6 +75,29 @@ describe('the hook-health rollup kept current by writers', () => {
     // The older history is left to the first report that reaches back (or catchUpRollup).
     expect(start).toBeLessThan(since);
     ledger.close();
+  });
+
+  it('a one-event `hookledger claude` process, which exits right after its answer, takes the turn on its way out', async () => {
+    const { ledger, path, dir } = history(30, 2 * HOUR_MS);
+    // Closed before the writer's own turn could run: only the hook process can build the hours.
+    await ledger.close();
+    const config = join(dir, 'hooks.json');
+    writeFileSync(config, JSON.stringify({ name: 'h', hooks: [{ id: 'a', point: 'pre_tool_use', command: 'exit 0' }] }));
+    const payload = readFileSync(join(import.meta.dirname, '../fixtures/claude-code/01-pretooluse-bash-rm.json'), 'utf8');
+    const reopened = () => {
+      const l = SqliteLedger.open({ path });
+      try {
+        return builtHours(l);
+      } finally {
+        void l.close();
+      }
+    };
+    expect(reopened()).toEqual([]);
+    const result = await runCli(['claude', '--config', config, '--db', path], { input: payload, cwd: dir });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    const built = reopened();
+    expect(built.length).toBe(MAX_HOURS_PER_TURN);
+    expect(built.at(-1)).toBe(floorHour(Date.now() - SETTLE_MS) - HOUR_MS);
   });
 
   it('catches up forward from the newest built hour, a slice per turn, then has nothing to do', () => {

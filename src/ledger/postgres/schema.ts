@@ -51,8 +51,8 @@ interface Extra {
   columns?: Columns;
   /** Replaces the SQLite primary key (column names). */
   primaryKey?: string[];
-  /** Replaces SQLite unique indexes of these names (column names). */
-  uniqueIndexes?: Record<string, string[]>;
+  /** Replaces the columns of SQLite indexes of these names (column names); the index keeps its name, uniqueness and condition. */
+  indexColumns?: Record<string, string[]>;
   /** Additional indexes (column names, optional partial-index condition). */
   indexes?: Record<string, { columns: string[]; where?: SQL; unique?: boolean }>;
   /** Foreign keys of the SQLite table that PostgreSQL does not enforce (by column name); see `outcomes`. */
@@ -119,7 +119,7 @@ function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
     for (const ix of config.indexes) {
       const name = ix.config.name;
       const names = ix.config.columns.map((c) => (c as SQLiteColumn).name);
-      const replaced = extra.uniqueIndexes?.[name];
+      const replaced = extra.indexColumns?.[name];
       let built = (ix.config.unique ? uniqueIndex(name) : index(name)).on(...cols(replaced ?? names));
       if (ix.config.where) built = built.where(ix.config.where as SQL);
       constraints.push(built);
@@ -179,6 +179,12 @@ export const outcomes = derive(sqlite.outcomes, {
   // (ship: the same transaction; the PostgreSQL ledger writer: the transaction that updates, and so locks, the invocation row), prune deletes
   // outcomes explicitly before their invocations, and `verify` names an outcome whose invocation is gone, with its source.
   unenforcedReferences: ['invocation_id'],
+  // Hook health's exact percentiles read this index (queries/health.ts); the rollup reads outcomes through invocations, so PostgreSQL needs
+  // neither SQLite's covering columns nor its duration-first order. Ordered by start within a hook, a shipped batch (a narrow time range)
+  // adds its entries to a few leaf pages per hook instead of one random page per outcome: that index was the largest cost of a shipped
+  // invocation at the centre after the foreign key (migration 0008, docs/ship.md "Central schema"), and a percentile now reads only
+  // the window's entries (at most EXACT_PERCENTILE_LIMIT runs) instead of a duration bucket's over the whole history.
+  indexColumns: { outcomes_health: ['hook_id', 'started_at', 'duration_us'] },
   indexes: { outcomes_source_ref: { columns: ['source_ref'], where: sql`source_ref IS NOT NULL` } },
 });
 export const replayRuns = derive(sqlite.replayRuns);
@@ -188,7 +194,7 @@ export const chain = derive(sqlite.chain, {
   columns: { writerId: text('writer_id').notNull() },
   primaryKey: ['writer_id', 'seq'],
   // A shipped source's links keep their own ref ids (docs/ship.md), which other sources' repeat.
-  uniqueIndexes: { chain_ref: ['kind', 'ref_id', 'writer_id'] },
+  indexColumns: { chain_ref: ['kind', 'ref_id', 'writer_id'] },
 });
 
 export const legalHolds = derive(sqlite.legalHolds);

@@ -16,7 +16,7 @@ import { aggregateLivePostgres, andCondition, rollupTotalsPostgres } from '../he
 import { POSTGRES_DIALECT } from './filters.js';
 import { pgRead } from './read.js';
 
-/** The rank-th duration of a hook's runs in one histogram bucket (outcomes_health: hook, duration, start). */
+/** The rank-th duration of a hook's runs in one histogram bucket (outcomes_health: hook, start, duration: the window's entries only). */
 const NTH_IN_BUCKET = {
   name: 'hl_health_nth_in_bucket',
   text: `SELECT duration_us FROM outcomes
@@ -40,7 +40,7 @@ const NTH_SLOW = {
  * from the same rollup (postgres/health-rollup.ts: closed hours read, missing ones built and
  * stored, the rest live) and the same assembly (`hookHealthFrom`, `percentileTarget`,
  * `sortHooks`). Percentiles are exact for windows of at most `EXACT_PERCENTILE_LIMIT` runs (the
- * histogram names the bucket, `outcomes_health` is read over that bucket's range only), else the
+ * histogram names the bucket; `outcomes_health` gives the hook's window, filtered to that bucket's range), else the
  * histogram's.
  */
 export async function hookHealthPostgres(pool: pg.Pool, location: string, options: HealthOptions = {}): Promise<HealthReport> {

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { ShipperLock, shipperRunning } from '../../src/ledger/ship-lock.js';
 import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
 import { runCli } from '../cli-helpers.js';
 import { sleep, tempDir } from '../helpers.js';
-import { adminSql, freshDatabase } from '../postgres/support.js';
+import { centreCounts, centreWithoutPassword, countLocal, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
 
 /**
@@ -26,11 +25,7 @@ const HOOKS = {
 async function setUp() {
   const dir = tempDir();
   writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
-  const fresh = await freshDatabase('agents');
-  const parsed = new URL(fresh.url);
-  const password = decodeURIComponent(parsed.password);
-  parsed.password = '';
-  const url = parsed.toString().replace(':@', '@');
+  const { url, password, database } = await centreWithoutPassword('agents');
   const env = {
     ...process.env,
     HOME: dir,
@@ -40,7 +35,7 @@ async function setUp() {
     HOOKLEDGER_DB: '',
     GEMINI_PROJECT_DIR: dir,
   };
-  return { dir, db: join(dir, 'ledger.db'), url, password, database: fresh.name, env };
+  return { dir, db: join(dir, 'ledger.db'), url, password, database, env };
 }
 type Setup = Awaited<ReturnType<typeof setUp>>;
 
@@ -60,35 +55,17 @@ function runHook(command: { shell: string } | { file: string; args: string[] }, 
   );
 }
 
-async function waitFor<T>(what: string, read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
-
-async function centreCounts(database: string): Promise<{ n: number; distinct: number }> {
-  try {
-    const [row] = await adminSql<{ n: number; distinct: number }>(
-      'SELECT count(*)::int AS n, count(DISTINCT (writer_id, source_ref))::int AS distinct FROM invocations',
-      database,
-    );
-    return row!;
-  } catch {
-    return { n: 0, distinct: 0 }; // not migrated yet: nothing shipped
-  }
-}
-
-function countLocal(db: string): number {
-  const sqlite = new Database(db, { readonly: true });
-  try {
-    return sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
-  } finally {
-    sqlite.close();
-  }
+/** install-codex / install-gemini --ship into a JSON file; each event's command line as the agent runs it (through a shell). */
+async function installJson(s: Setup, installer: string, name: string) {
+  const file = join(s.dir, name);
+  const r = await runCli([installer, '--file', file, '--config', join(s.dir, 'hooks.json'), '--db', s.db, '--ship', s.url], {
+    env: s.env,
+    cwd: s.dir,
+  });
+  expect(r.code, r.stderr).toBe(0);
+  const text = readFileSync(file, 'utf8');
+  const hooks = (JSON.parse(text) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks;
+  return { command: (event: string) => ({ shell: hooks[event]![0]!.hooks[0]!.command }), text };
 }
 
 /** Each agent: how to install with --ship, the command its installer wrote, a tool event, its end event. */
@@ -102,17 +79,7 @@ interface Agent {
 const agents: Agent[] = [
   {
     name: 'codex',
-    async install(s) {
-      const file = join(s.dir, 'codex-hooks.json');
-      const r = await runCli(['install-codex', '--file', file, '--config', join(s.dir, 'hooks.json'), '--db', s.db, '--ship', s.url], {
-        env: s.env,
-        cwd: s.dir,
-      });
-      expect(r.code, r.stderr).toBe(0);
-      const text = readFileSync(file, 'utf8');
-      const hooks = (JSON.parse(text) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks;
-      return { command: (event) => ({ shell: hooks[event]![0]!.hooks[0]!.command }), text };
-    },
+    install: (s) => installJson(s, 'install-codex', 'codex-hooks.json'),
     tool: (session, n) => ({
       hook_event_name: 'PreToolUse',
       session_id: session,
@@ -129,17 +96,7 @@ const agents: Agent[] = [
   },
   {
     name: 'gemini',
-    async install(s) {
-      const file = join(s.dir, 'gemini-settings.json');
-      const r = await runCli(['install-gemini', '--file', file, '--config', join(s.dir, 'hooks.json'), '--db', s.db, '--ship', s.url], {
-        env: s.env,
-        cwd: s.dir,
-      });
-      expect(r.code, r.stderr).toBe(0);
-      const text = readFileSync(file, 'utf8');
-      const hooks = (JSON.parse(text) as { hooks: Record<string, { hooks: { command: string }[] }[]> }).hooks;
-      return { command: (event) => ({ shell: hooks[event]![0]!.hooks[0]!.command }), text };
-    },
+    install: (s) => installJson(s, 'install-gemini', 'gemini-settings.json'),
     tool: (session, n) => ({
       hook_event_name: 'BeforeTool',
       session_id: session,

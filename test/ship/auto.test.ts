@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,8 +6,8 @@ import { freePort } from '../../scripts/postgres-server.js';
 import { shipperRunning } from '../../src/ledger/ship-lock.js';
 import { autoShipFiles, logShipLine, readShipStatus } from '../../src/ship/auto-files.js';
 import { runCli, startCli } from '../cli-helpers.js';
-import { sleep, tempDir } from '../helpers.js';
-import { adminSql, freshDatabase } from '../postgres/support.js';
+import { tempDir } from '../helpers.js';
+import { centreCounts, centreWithoutPassword, countLocal, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
 
 /**
@@ -49,14 +48,7 @@ async function setUp(options: { url?: string; password?: string; database?: stri
   const settings = join(dir, 'settings.json');
   writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
   let { url, password, database } = options;
-  if (url === undefined) {
-    const fresh = await freshDatabase('auto');
-    const parsed = new URL(fresh.url);
-    password = decodeURIComponent(parsed.password);
-    parsed.password = '';
-    url = parsed.toString().replace(':@', '@');
-    database = fresh.name;
-  }
+  if (url === undefined) ({ url, password, database } = await centreWithoutPassword('auto'));
   const env = {
     ...process.env,
     HOME: dir, // no ~/.pgpass of the machine's
@@ -105,28 +97,6 @@ const preToolUse = (session: string, n: number) => ({
   cwd: '/tmp',
 });
 
-async function centreCounts(database: string): Promise<{ n: number; distinct: number }> {
-  try {
-    const [row] = await adminSql<{ n: number; distinct: number }>(
-      'SELECT count(*)::int AS n, count(DISTINCT (writer_id, source_ref))::int AS distinct FROM invocations',
-      database,
-    );
-    return row!;
-  } catch {
-    return { n: 0, distinct: 0 }; // not migrated yet: nothing shipped
-  }
-}
-
-async function waitFor<T>(what: string, read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
-
 /** Waits until no shipper holds the ledger's lock and the last one wrote its result. */
 async function shipperGone(db: string) {
   const files = autoShipFiles(db);
@@ -135,15 +105,6 @@ async function shipperGone(db: string) {
     () => ({ running: shipperRunning(files.lock), state: readShipStatus(files)?.state }),
     (s) => !s.running && s.state !== undefined && s.state !== 'running',
   );
-}
-
-function countLocal(db: string): number {
-  const sqlite = new Database(db, { readonly: true });
-  try {
-    return sqlite.prepare('SELECT count(*) FROM invocations').pluck().get() as number;
-  } finally {
-    sqlite.close();
-  }
 }
 
 /** Command lines of the running shippers for this ledger (from /proc: what `ps` shows). */

@@ -1,9 +1,10 @@
 import { copyFileSync, readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { connectPostgres } from '../../src/ledger/postgres/open.js';
+import { storedValue } from '../../src/ledger/postgres/text.js';
 import { tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from '../postgres/support.js';
 import { hookledger, writeMachine } from './machines.js';
@@ -201,6 +202,11 @@ describe('least privilege: a machine’s role writes only its own source', { tim
       ['drop holds', 'DELETE FROM legal_holds', []],
       ['edit session summaries', 'UPDATE session_summaries SET invocations = 0', []],
       ['edit hook set map', 'DELETE FROM ship_hook_sets', []],
+      [
+        'forge a hook set under a fingerprint nobody shipped',
+        `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ($1, 'forged', '1', 'deny_wins', '{"name":"forged","hooks":[]}', 0)`,
+        [createHash('sha256').update('{"name":"real","hooks":[]}').digest('hex')],
+      ],
     ];
     for (const [what, text, values] of refusedSql) {
       const result = await asRole(url, role, password, text, values);
@@ -208,6 +214,18 @@ describe('least privilege: a machine’s role writes only its own source', { tim
     }
     expect(await centralState(name)).toEqual(before);
     expect((await verifyCentre(url)).problems).toEqual([]);
+    // A hook set whose fingerprint is its definition's hash is accepted from the role (shipping adds hook sets
+    // that way), also when the definition holds the characters the NUL escape uses.
+    const genuine = '{"name":"real \u2400 \u241b","hooks":[]}';
+    const stored = storedValue(genuine);
+    const added = await asRole(
+      url,
+      role,
+      password,
+      `INSERT INTO hook_sets (fingerprint, name, version, strategy, definition_json, created_at) VALUES ($1, 'real', '1', 'deny_wins', $2, 0)`,
+      [createHash('sha256').update(genuine).digest('hex'), stored],
+    );
+    expect(added).toMatchObject({ rowCount: 1 });
 
     // A role in hookledger_all_rows (an auditor's) reads every source; without it, a non-owner role sees nothing.
     const auditor = { role: `auditor_${suffix}`, password: randomBytes(12).toString('hex') };

@@ -2,8 +2,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli, type StartedCli } from '../cli-helpers.js';
-import { sleep, tempDir } from '../helpers.js';
-import { adminSql, freshDatabase } from '../postgres/support.js';
+import { tempDir } from '../helpers.js';
+import { freshDatabase } from '../postgres/support.js';
+import { centreCounts, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
 
 /**
@@ -17,28 +18,6 @@ const HOOKS = {
   hooks: [{ id: 'watch', point: 'pre_tool_use', timeoutMs: 5000, command: { command: 'true', args: [] } }],
 };
 const TOKEN = 'serve-ship-token';
-
-async function waitFor<T>(what: string, read: () => Promise<T> | T, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await sleep(100);
-  }
-}
-
-async function centreCounts(database: string): Promise<{ n: number; distinct: number }> {
-  try {
-    const [row] = await adminSql<{ n: number; distinct: number }>(
-      'SELECT count(*)::int AS n, count(DISTINCT (writer_id, source_ref))::int AS distinct FROM invocations',
-      database,
-    );
-    return row!;
-  } catch {
-    return { n: 0, distinct: 0 };
-  }
-}
 
 const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
 

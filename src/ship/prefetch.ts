@@ -20,7 +20,10 @@ export class BatchPrefetch {
     private readonly ledger: SqliteHandle,
     private readonly limit: number,
     private readonly sourceId: string,
-    private readonly sliceLinks = 250,
+    // A slice blocks the event loop while SQLite reads it (~2 ms at 64 links, ~7 ms at 250), and the
+    // centre's replies wait for it: 64 kept the centre busier (in-process A/B, 40k invocations, three
+    // rounds: 16,177 → 18,402 inv/s median).
+    private readonly sliceLinks = 64,
   ) {}
 
   /** Starts reading the batch after `afterSeq` in the background (replacing any earlier one). */

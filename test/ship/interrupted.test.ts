@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli, tsxLoader } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
@@ -26,6 +26,8 @@ describe('ship: background hooks of a writer that died', { timeout: 180_000 }, (
     const db = join(dir, 'laptop.db');
     const { url, name } = await freshDatabase();
     const writer = spawn(process.execPath, ['--import', tsxLoader, writerScript, db, '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A failed assertion before the deliberate SIGKILL below must not leave the writer running.
+    onTestFinished(() => void writer.kill('SIGKILL'));
     let stdout = '';
     let stderr = '';
     writer.stderr.on('data', (c: Buffer) => (stderr += c));

@@ -4,7 +4,7 @@ import { resolveOnErrorPolicy } from '../adapters/claude.js';
 import { loadHookSet } from '../config/load.js';
 import { UsageError } from '../domain/errors.js';
 import type { HookSet } from '../domain/hooks.js';
-import { displayUrl, isPostgresUrl, urlHasPassword } from '../ledger/postgres/url.js';
+import { isPostgresUrl, passwordInFlag } from '../ledger/postgres/url.js';
 import { boolFlag, configOption, stringFlag, type CommandArgs } from './command.js';
 import { writeJson, writeReport, type CliIo } from './io.js';
 
@@ -158,10 +158,8 @@ export function shipTarget(
   if (url === undefined) return undefined;
   if (!isPostgresUrl(url))
     throw new UsageError(`--ship: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
-  if (urlHasPassword(url))
-    throw new UsageError(
-      `--ship: the URL must not carry the password (it would be written to the settings file and show in the process list): give it with PGPASSWORD or ~/.pgpass in ${where.agent}'s environment, or put the whole URL in HOOKLEDGER_SHIP_TO there (${displayUrl(url)})`,
-    );
+  const withPassword = passwordInFlag('--ship', url, { writtenTo: 'the settings file', agent: where.agent });
+  if (withPassword) throw new UsageError(withPassword);
   if (where.httpUrl !== undefined)
     throw new UsageError(
       '--ship: with --http, give the target to `hookledger serve` instead (`serve --ship URL` or HOOKLEDGER_SHIP_TO in its environment): serve ships its ledger itself',

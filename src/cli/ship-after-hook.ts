@@ -9,9 +9,6 @@ import type { CliIo } from './io.js';
  * hook with a ship target starts the detached, debounced shipper (ship/auto-trigger.ts).
  */
 
-/** The `--ship-to URL` flag of every agent command hook (`claude`, `codex`, `gemini`, `meerkat`). */
-export const shipToOption = { 'ship-to': { type: 'string' } } as const;
-
 /**
  * The events after which each agent's hook ships: the end of a turn and of a session, the
  * events an agent fires when it has finished writing for a while. Codex has Claude Code's names;

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { describeThrown } from '../domain/errors.js';
 import { packageRoot } from '../ledger/paths.js';
 import { shipperRunning } from '../ledger/ship-lock.js';
-import { displayUrl, isPostgresUrl, urlHasPassword } from '../ledger/postgres/url.js';
+import { isPostgresUrl, passwordInFlag } from '../ledger/postgres/url.js';
 import { autoShipFiles, logShipLine, markShipAgain } from './auto-files.js';
 
 /**
@@ -48,12 +48,8 @@ export function triggerAutoShip(options: AutoShipTriggerOptions): AutoShipTrigge
       reason: 'failed',
       message: `ship: the target must be a postgres:// URL, not ${JSON.stringify(url.slice(0, 80))}`,
     };
-  if (options.fromFlag && urlHasPassword(url))
-    return {
-      started: false,
-      reason: 'password_in_flag',
-      message: `ship: --ship-to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)}); not shipping`,
-    };
+  const withPassword = options.fromFlag ? passwordInFlag('ship: --ship-to', url) : null;
+  if (withPassword) return { started: false, reason: 'password_in_flag', message: `${withPassword}; not shipping` };
   const ledgerPath = resolve(options.ledgerPath);
   const files = autoShipFiles(ledgerPath);
   try {

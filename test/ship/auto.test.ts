@@ -166,7 +166,7 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     const answered = await runHook(handWritten, stop('s1'), s.env, s.dir);
     expect(answered.code).toBe(0);
     expect(JSON.parse(answered.stdout)).toMatchObject({ decision: 'block' });
-    expect(answered.stderr).toMatch(/^hookledger: ship: --ship-to must not carry the password .*; not shipping\n$/);
+    expect(answered.stderr).toMatch(/^hookledger: ship: --ship-to: the URL must not carry the password .*; not shipping\n$/);
     expect(answered.stderr).not.toContain(s.password);
     expect(existsSync(autoShipFiles(s.db).log)).toBe(false);
   });

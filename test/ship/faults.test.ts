@@ -65,7 +65,7 @@ describe('ship when the centre fails', { timeout: 300_000 }, () => {
     const refused = await runCli(['ship', '--to', centre, '--db', db]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      `hookledger: ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (postgres://shipper@127.0.0.1:${port}/centre)\n`,
+      `hookledger: ship: --to: the URL must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the whole URL in HOOKLEDGER_SHIP_TO (postgres://shipper@127.0.0.1:${port}/centre)\n`,
     );
     const run = startCli(['ship', '--db', db, '--retry-for', '4'], { env: { HOOKLEDGER_SHIP_TO: centre } });
     await sleep(1500);

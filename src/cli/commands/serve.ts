@@ -4,7 +4,7 @@ import { createHookServer, DEFAULT_MAX_BODY_BYTES, resolveServerToken } from '..
 import { describeThrown, UsageError } from '../../domain/errors.js';
 import { setCommandWorkspace } from '../../runtimes/command.js';
 import { killRunningHookProcesses } from '../../runtimes/process-groups.js';
-import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
+import { displayUrl, isPostgresUrl, passwordInFlag } from '../../ledger/postgres/url.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
 import { boolFlag, configOption, ledgerOptions, OTEL_USAGE, otelOption, stringFlag, type Command, type CommandArgs } from '../command.js';
 import { hookSetFor, openLedgerFor, runnerFor } from '../context.js';
@@ -214,10 +214,8 @@ function serveShipTarget(args: CommandArgs, io: CliIo): { url: string; ledgerPat
   const what = flag !== undefined ? '--ship' : 'HOOKLEDGER_SHIP_TO';
   if (!isPostgresUrl(url))
     throw new UsageError(`${what}: must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
-  if (flag !== undefined && urlHasPassword(url))
-    throw new UsageError(
-      `--ship: the URL must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the whole URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
-    );
+  const withPassword = flag !== undefined ? passwordInFlag('--ship', url) : null;
+  if (withPassword) throw new UsageError(withPassword);
   const { path } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
   if (isPostgresUrl(path) || path === ':memory:') {
     const why = `${what}: the ledger (${isPostgresUrl(path) ? displayUrl(path) : path}) is not a local SQLite file; nothing to ship`;

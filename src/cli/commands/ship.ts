@@ -1,7 +1,7 @@
 import { UsageError } from '../../domain/errors.js';
 import { openLedger } from '../../ledger/open.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
-import { displayUrl, isPostgresUrl, urlHasPassword } from '../../ledger/postgres/url.js';
+import { isPostgresUrl, passwordInFlag } from '../../ledger/postgres/url.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
 import { shipInBackground, shipStatus } from '../ship-auto.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
@@ -53,11 +53,8 @@ export const command: Command = {
     if (!url) throw new UsageError('ship: --to postgres://… is required (or set HOOKLEDGER_SHIP_TO)');
     if (!isPostgresUrl(url))
       throw new UsageError(`ship: --to must be a postgres:// or postgresql:// URL, not ${JSON.stringify(url.slice(0, 80))}`);
-    // A password on the command line shows in `ps` and /proc/PID/cmdline for as long as ship runs (Node cannot rewrite argv there).
-    if (stringFlag(args, 'to') !== undefined && urlHasPassword(url))
-      throw new UsageError(
-        `ship: --to must not carry the password (it would show in the process list): give it with PGPASSWORD or ~/.pgpass, or put the URL in HOOKLEDGER_SHIP_TO (${displayUrl(url)})`,
-      );
+    const withPassword = stringFlag(args, 'to') !== undefined ? passwordInFlag('ship: --to', url) : null;
+    if (withPassword) throw new UsageError(withPassword);
     const { path, isDefault } = resolveLedgerPath(stringFlag(args, 'db'), io.env);
     if (isPostgresUrl(path)) throw new UsageError('ship: --db names the local SQLite ledger to ship from; the centre goes in --to');
     const batchSize = positiveInt(args, 'batch');

@@ -17,6 +17,19 @@ export function displayUrl(url: string): string {
   }
 }
 
+/**
+ * The one line refusing a centre URL given in `flag` with its password in it, or null when it has
+ * none: a command line shows in `ps` and /proc/PID/cmdline for as long as the process runs (Node
+ * cannot rewrite argv there). `writtenTo` names a file it would also be written to; `agent`, whose
+ * environment the password then belongs in.
+ */
+export function passwordInFlag(flag: string, url: string, where: { writtenTo?: string; agent?: string } = {}): string | null {
+  if (!urlHasPassword(url)) return null;
+  const exposure = where.writtenTo ? `be written to ${where.writtenTo} and show in the process list` : 'show in the process list';
+  const env = where.agent ? ` in ${where.agent}'s environment` : '';
+  return `${flag}: the URL must not carry the password (it would ${exposure}): give it with PGPASSWORD or ~/.pgpass${env}, or put the whole URL in HOOKLEDGER_SHIP_TO${where.agent ? ' there' : ''} (${displayUrl(url)})`;
+}
+
 /** Whether a URL carries a password (in its user info or a `password` parameter). */
 export function urlHasPassword(url: string): boolean {
   try {

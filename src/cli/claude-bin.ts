@@ -1,6 +1,16 @@
 import './one-event-zod.js';
 import { command } from './commands/claude.js';
+import { runDaemon } from './daemon/server.js';
+import { DAEMON_FLAG } from './daemon/socket-place.js';
 import { runHookBin } from './hook-bin.js';
 
-/** The entry of dist/bundle/claude.cjs (see hook-bin.ts). */
-runHookBin('claude', command);
+/**
+ * The entry of dist/bundle/claude-bundle.cjs (see hook-bin.ts): one event in this process, or,
+ * started by the launcher (daemon/client.ts) as `claude-local.cjs --hookledger-daemon SOCKET
+ * BUILD`, the daemon that decides the following events.
+ */
+if (process.argv[2] === DAEMON_FLAG) {
+  void runDaemon({ name: 'claude', command, socketPath: process.argv[3] ?? '', buildId: process.argv[4] ?? '' });
+} else {
+  runHookBin('claude', command);
+}

@@ -1,6 +1,5 @@
 import './one-event-zod.js';
 import { command } from './commands/claude.js';
-import { runDaemon } from './daemon/server.js';
 import { DAEMON_FLAG } from './daemon/socket-place.js';
 import { runHookBin } from './hook-bin.js';
 
@@ -10,7 +9,10 @@ import { runHookBin } from './hook-bin.js';
  * BUILD`, the daemon that decides the following events.
  */
 if (process.argv[2] === DAEMON_FLAG) {
-  void runDaemon({ name: 'claude', command, socketPath: process.argv[3] ?? '', buildId: process.argv[4] ?? '' });
+  // Loaded only here: the daemon's net and worker_threads stay out of a process that decides one event.
+  void import('./daemon/server.js').then(({ runDaemon }) =>
+    runDaemon({ name: 'claude', command, socketPath: process.argv[3] ?? '', buildId: process.argv[4] ?? '' }),
+  );
 } else {
   runHookBin('claude', command);
 }

@@ -11,9 +11,9 @@
  * and all). After such an event the launcher starts a daemon, detached, when its answer is
  * already written, for the events that follow. docs/claude-code.md "The daemon".
  */
-import { spawn } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import { readSync, writeSync } from 'node:fs';
-import { connect } from 'node:net';
+import type * as Net from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AnswerReply, EventRequest, RefusalReply } from './protocol.js';
 import { DAEMON_FLAG, DAEMON_PROTOCOL, daemonDir, daemonWanted, privateDirProblem, socketName } from './socket-place.js';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   try {
     const dir = daemonDir(process.env);
     if (privateDirProblem(dir) !== null) return decideHere(input, null);
-    socketPath = join(dir, socketName(AGENT, __HOOKLEDGER_BUILD_ID__));
+    socketPath = join(dir, socketName(AGENT, __HOOKLEDGER_BUILD_ID__, __dirname));
   } catch {
     return decideHere(input, null);
   }
@@ -75,15 +75,26 @@ function decideHere(input: string | null, startDaemonAt: string | null): void {
 
 function startDaemon(socketPath: string): void {
   try {
-    spawn(process.execPath, [LOCAL, DAEMON_FLAG, socketPath, __HOOKLEDGER_BUILD_ID__], {
-      detached: true,
-      stdio: 'ignore',
-      cwd: dirname(socketPath),
-      env: process.env,
-    }).unref();
+    builtin<typeof ChildProcess>('node:child_process')
+      .spawn(process.execPath, [LOCAL, DAEMON_FLAG, socketPath, __HOOKLEDGER_BUILD_ID__], {
+        detached: true,
+        stdio: 'ignore',
+        cwd: dirname(socketPath),
+        env: process.env,
+      })
+      .unref();
   } catch {
     // The next event tries again; this one is decided.
   }
+}
+
+/**
+ * A built-in loaded where it is used: `net` (and `child_process`, which loads it) stay out of
+ * a process that decides in process, like the bundle before the daemon (bundle.test.ts).
+ */
+function builtin<T>(name: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- deliberately lazy
+  return require(name) as T;
 }
 
 /** Sends the request; resolves to the reply, or null when the daemon is absent or went away without one. */
@@ -97,7 +108,7 @@ function ask(socketPath: string, request: EventRequest): Promise<AnswerReply | R
       socket.destroy();
       resolve(reply);
     };
-    const socket = connect(socketPath);
+    const socket = builtin<typeof Net>('node:net').connect(socketPath);
     socket.on('connect', () => socket.end(`${JSON.stringify(request)}\n`));
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);

@@ -65,9 +65,21 @@ export function privateDirProblem(dir: string): string | null {
 }
 
 /**
- * The socket's file name: one daemon per agent, hookledger build and Node version, so a new
- * build or an upgraded Node never talks to a daemon running older code.
+ * The socket's file name: one daemon per agent, hookledger build, installed copy and Node
+ * version, so a new build or an upgraded Node never talks to a daemon running older code, and
+ * two copies of the same build (two projects' node_modules) never share one (a daemon loads
+ * files beside its bundle, migrations for one, that the other copy's removal would take away).
  */
-export function socketName(agent: string, buildId: string, nodeVersion: string = process.version): string {
-  return `${agent}-${buildId}-${nodeVersion}.sock`;
+export function socketName(agent: string, buildId: string, bundleDir: string, nodeVersion: string = process.version): string {
+  return `${agent}-${buildId}-${fnv1a(bundleDir)}-${nodeVersion}.sock`;
+}
+
+/** FNV-1a, 32 bits, as 8 hex digits: a short stable name for a path, without loading node:crypto. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
 }

@@ -500,6 +500,22 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     expect((await runCli(['daemon', 'restart'], { env: cliEnv })).stderr).toContain('expected "status" or "stop"');
   });
 
+  it('is on by default: with HOOKLEDGER_DAEMON unset the second event is decided by the daemon the first started', async () => {
+    const cwd = project();
+    const sockets = socketDir();
+    scriptsConfig(cwd);
+    const env = { HOOKLEDGER_DAEMON: undefined, HOOKLEDGER_DAEMON_DIR: sockets };
+    expect(
+      denyReason(await runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', 'l.db'], input: bash('rm -rf /'), env })),
+    ).toContain('block-rm');
+    const before = (await daemonStatus(sockets)).events;
+    expect(
+      denyReason(await runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', 'l.db'], input: bash('rm -rf /'), env })),
+    ).toContain('block-rm');
+    expect((await daemonStatus(sockets)).events).toBe(before + 1);
+    expect(completedCount(join(cwd, 'l.db'))).toBe(2);
+  });
+
   it('HOOKLEDGER_DAEMON=off never starts one', async () => {
     const cwd = project();
     const sockets = socketDir();

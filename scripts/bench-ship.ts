@@ -18,7 +18,7 @@
  * - follow lag: `ship --follow` running, one invocation committed at a time through the real
  *   runner; time from its commit to its row being visible centrally, median and p99.
  *
- *   npm run bench:ship -- --old-schema scripts/bench-ship-before-0009.sql [--invocations 100000] [--rounds 3]
+ *   npm run bench:ship -- --old-schema scripts/bench-ship-before-0010.sql [--invocations 100000] [--rounds 3]
  *
  * - A/B of two central schemas in the same run (the machine is shared: only a same-run comparison
  *   means something): each round ships the backlog of N, and the 8 sources at once, into a

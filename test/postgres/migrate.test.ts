@@ -85,7 +85,7 @@ describe('PostgreSQL schema and migrations', () => {
     expect(await adminSql(`SELECT indexdef FROM pg_indexes WHERE indexname = 'outcomes_health'`, name)).toEqual([
       { indexdef: 'CREATE INDEX outcomes_health ON public.outcomes USING btree (hook_id, started_at, duration_us)' },
     ]);
-    // 0009: the centre's index audit (docs/postgres.md, Indexes): two indexes gone, two partial.
+    // 0010: the centre's index audit (docs/postgres.md, Indexes): two indexes gone, two partial.
     expect(
       await adminSql(
         `SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN ('invocations_running', 'outcomes_source_ref', 'invocations_decision', 'invocations_point') ORDER BY 1`,

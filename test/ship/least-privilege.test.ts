@@ -120,9 +120,14 @@ describe('least privilege: a machine’s role writes only its own source', { tim
     const shipAs = (m: (typeof machines)['a'], db = m.db) =>
       hookledger(['ship', '--db', db, '--json', '--retry-for', '0'], { HOOKLEDGER_SHIP_TO: roleUrl(url, m.role), PGPASSWORD: m.password });
 
-    // A hold on A's ledger: shipped with the records.
-    const hold = await hookledger(['hold', 's-1', '--reason', 'case 42', '--db', a]);
-    expect(hold.code, hold.stderr).toBe(0);
+    // A hold on each ledger: shipped with the records (through hl_ship_holds: the roles have no right on legal_holds).
+    for (const [db, session, reason] of [
+      [a, 's-1', 'case 42'],
+      [b, 's-2', 'case 43'],
+    ] as const) {
+      const hold = await hookledger(['hold', session, '--reason', reason, '--db', db]);
+      expect(hold.code, hold.stderr).toBe(0);
+    }
 
     // (a) Each machine ships its own source with its own role.
     for (const m of Object.values(machines)) {
@@ -137,7 +142,7 @@ describe('least privilege: a machine’s role writes only its own source', { tim
       expect(report.shipped.invocations).toBe(m === machines.a ? 20 : 15);
       expect(report.shipped.outcomes).toBeGreaterThan(0);
       expect(report.shipped.backgroundCompletions).toBeGreaterThan(0);
-      if (m === machines.a) expect(report.shipped.holds).toBe(1);
+      expect(report.shipped.holds).toBe(1);
       expect(shipped.stdout + shipped.stderr).not.toContain(m.password);
     }
     // A prunes what it shipped (its held session stays), records more; the next ship continues where the centre is
@@ -242,5 +247,34 @@ describe('least privilege: a machine’s role writes only its own source', { tim
     });
     expect(denials.code, denials.stderr).toBe(0);
     expect(JSON.parse(denials.stdout).rows.length).toBeGreaterThan(0);
+
+    // Holds: applied at the centre, invisible to a machine's role (its own and the other source's alike).
+    expect(await adminSql('SELECT session_id, reason FROM legal_holds ORDER BY session_id', name)).toEqual([
+      { session_id: 's-1', reason: 'case 42' },
+      { session_id: 's-2', reason: 'case 43' },
+    ]);
+    await adminSql('ANALYZE legal_holds', name);
+    const hidden: [string, string][] = [
+      ['list held sessions', 'SELECT session_id FROM legal_holds'],
+      ['count holds', 'SELECT count(*) FROM legal_holds'],
+      ['probe a session', `SELECT 1 FROM legal_holds WHERE session_id = 's-2'`],
+      ['add a hold directly', `INSERT INTO legal_holds (session_id, reason, held_by, created_at) VALUES ('s-0', 'x', 'x', 0)`],
+    ];
+    for (const [what, text] of hidden)
+      expect((await asRole(url, role, password, text)).error, what).toMatch(/^42501: permission denied for table legal_holds/);
+    // Column statistics would show held session ids as most common values: only with SELECT on the table.
+    expect((await asRole(url, role, password, `SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'legal_holds'`)).rows).toEqual([
+      { n: 0 },
+    ]);
+    expect(
+      (await adminSql<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = 'legal_holds'`, name))[0]!.n,
+    ).toBeGreaterThan(0);
+    // The function returns a count, never a row; a role not granted it cannot call it.
+    const called = await asRole(url, role, password, `SELECT hl_ship_holds('[]'::jsonb) AS added`);
+    expect(called.rows).toEqual([{ added: 0 }]);
+    expect((await asRole(url, auditor.role, auditor.password, `SELECT hl_ship_holds('[]'::jsonb)`)).error).toMatch(
+      /^42501: permission denied for function hl_ship_holds/,
+    );
+    expect((await verifyCentre(url)).problems).toEqual([]);
   });
 });

@@ -177,7 +177,7 @@ export const invocations = derive(sqlite.invocations, {
     // source's and filtering (a denials page of 1 source in 50 at 200k invocations: 283 buffers instead of 2,714).
     invocations_writer: { columns: ['writer_id', 'id'] },
   },
-  // The centre's index audit (migration 0009, docs/postgres.md "Indexes"): each index here costs every shipped invocation
+  // The centre's index audit (migration 0010, docs/postgres.md "Indexes"): each index here costs every shipped invocation
   // an entry, so one whose query PostgreSQL answers as well another way goes or becomes partial.
   // - `invocations_running` (status, running rows only): `invocations_running_writer` holds the same rows and serves
   //   `status = 'running'` alone as well (a few entries either way).
@@ -206,7 +206,7 @@ export const outcomes = derive(sqlite.outcomes, {
   // invocation at the centre after the foreign key (migration 0008, docs/ship.md "Central schema"), and a percentile now reads only
   // the window's entries (at most EXACT_PERCENTILE_LIMIT runs) instead of a duration bucket's over the whole history.
   indexColumns: { outcomes_health: ['hook_id', 'started_at', 'duration_us'] },
-  // No index on `source_ref` (migration 0009): ship finds a shipped outcome through its invocation's source id
+  // No index on `source_ref` (migration 0010): ship finds a shipped outcome through its invocation's source id
   // (`invocations_source_ref`, then `outcomes_invocation`), which costs nothing per outcome inserted; the index cost
   // every shipped outcome (~6 per invocation) an entry for lookups only background completions make.
 });

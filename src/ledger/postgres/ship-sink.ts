@@ -73,14 +73,13 @@ const without = (columns: string[], ...names: string[]) => columns.filter((c) =>
 const RESERVE_INVOCATION_IDS = `SELECT nextval(pg_get_serial_sequence('invocations', 'id')) AS id FROM generate_series(1, $1)`;
 const CHECKPOINT_INSERT_COLUMNS = [...without(CHECKPOINT_COLUMNS, 'id'), 'source_ref'];
 const INSERT_CHECKPOINTS = unnestInsert(central.pruneCheckpoints, CHECKPOINT_INSERT_COLUMNS, ['source_id']);
-const INSERT_HOLDS = unnestInsert(central.legalHolds, HOLD_COLUMNS, [], 'ON CONFLICT (session_id) DO NOTHING');
 const HOOK_SET_INSERT_COLUMNS = without(HOOK_SET_COLUMNS, 'id');
 const INSERT_HOOK_SETS = unnestInsert(central.hookSets, HOOK_SET_INSERT_COLUMNS, [], 'ON CONFLICT (fingerprint) DO NOTHING');
 
 // A background completion sets every column its link covers on the outcome shipped with its invocation. The outcome is
 // found through its invocation: the source's invocation id (`invocation_id` of the source's row) is the central
 // invocation's `source_ref` (`invocations_source_ref`), then its outcomes (`outcomes_invocation`); outcomes have no
-// index on `source_ref`, which would cost every shipped outcome an entry (migration 0009, docs/postgres.md "Indexes").
+// index on `source_ref`, which would cost every shipped outcome an entry (migration 0010, docs/postgres.md "Indexes").
 const COMPLETION_SET_COLUMNS = without(OUTCOME_COLUMNS, 'id', 'invocation_id');
 const COMPLETION_COLUMNS = ['source_ref', 'invocation_id', ...COMPLETION_SET_COLUMNS];
 const COMPLETE_OUTCOMES = (() => {
@@ -146,10 +145,16 @@ export async function registerSource(client: pg.ClientBase, sourceId: string, ho
   return { seq: row.head_seq, hash: row.head_hash };
 }
 
-/** Copies the ledger's legal holds (a hold placed centrally or earlier stays; see docs/ship.md). */
+/**
+ * Copies the ledger's legal holds (a hold placed centrally or earlier stays; see docs/ship.md) through
+ * `hl_ship_holds` (migration 0009), which runs as the schema's owner: a machine's least-privilege role
+ * needs no right on `legal_holds`, so it cannot list which sessions are held. Returns how many were new.
+ */
 export async function shipHolds(client: pg.ClientBase, holds: Row[]): Promise<number> {
   if (holds.length === 0) return 0;
-  return (await client.query(INSERT_HOLDS, arraysOf(holds, HOLD_COLUMNS, HOLD_COLUMNS))).rowCount ?? 0;
+  const rows = holds.map((row) => Object.fromEntries(HOLD_COLUMNS.map((column, k) => [column, storedValue(row[k])])));
+  const result = await client.query<{ added: number }>('SELECT hl_ship_holds($1::jsonb) AS added', [JSON.stringify(rows)]);
+  return result.rows[0]!.added;
 }
 
 /** Source ids of the source's outcomes the centre holds as pending (few: background hooks whose completion is not shipped yet). */

@@ -52,7 +52,7 @@ interface SourceTable {
   ref: string;
   /**
    * Reading rows again by `ref` also names their invocations' source ids (read from the scratch copy) under this
-   * column, so that an index serves the read: outcomes have no index on `source_ref` (migration 0009).
+   * column, so that an index serves the read: outcomes have no index on `source_ref` (migration 0010).
    */
   invocationRef?: string;
 }

@@ -245,6 +245,13 @@ export default { name: 'module', version: '1', hooks: [
 }
 
 describe('the claude daemon', { timeout: 120_000 }, () => {
+  it('has a launcher of Node built-ins only: no zod, no bundle code', () => {
+    const text = readFileSync(launcher, 'utf8');
+    expect(text.length).toBeLessThan(10_000);
+    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    expect(required.every((name) => name!.startsWith('node:'))).toBe(true);
+  });
+
   it('decides every fixture event as the in-process path does: same answers, exit codes and records', async () => {
     const cwd = project();
     const sockets = socketDir();

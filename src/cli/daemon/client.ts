@@ -15,8 +15,17 @@ import type * as ChildProcess from 'node:child_process';
 import { readSync, writeSync } from 'node:fs';
 import type * as Net from 'node:net';
 import { dirname, join } from 'node:path';
-import { ACK, type AnswerReply, type EventRequest, type RefusalReply } from './protocol.js';
-import { DAEMON_FLAG, DAEMON_PROTOCOL, DEFAULT_ACK_MS, daemonDir, daemonWanted, privateDirProblem, socketName } from './socket-place.js';
+import type { AnswerReply, EventRequest, RefusalReply } from './protocol.js';
+import {
+  ACK,
+  DAEMON_FLAG,
+  DAEMON_PROTOCOL,
+  DEFAULT_ACK_MS,
+  daemonDir,
+  daemonWanted,
+  privateDirProblem,
+  socketName,
+} from './socket-place.js';
 
 /** Set by scripts/build-bundle.ts: a hash of the bundle this launcher belongs to. */
 declare const __HOOKLEDGER_BUILD_ID__: string;

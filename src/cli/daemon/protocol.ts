@@ -51,9 +51,6 @@ export interface RefusalReply {
   reason: 'stale' | 'version' | 'bad-request' | 'closing' | 'late' | 'busy';
 }
 
-/** The byte the daemon sends as soon as it takes an event on (before the reply line). */
-export const ACK = 0x06;
-
 /** `hookledger daemon status`. */
 export interface StatusReply {
   ok: true;

@@ -13,7 +13,6 @@ import type { CliIo } from '../io.js';
 import { DaemonCache } from './cache.js';
 import { watchModuleFiles } from './module-files.js';
 import {
-  ACK,
   daemonRequestSchema,
   MAX_REQUEST_BYTES,
   type AnswerReply,
@@ -22,7 +21,7 @@ import {
   type RefusalReply,
   type StatusReply,
 } from './protocol.js';
-import { DAEMON_PROTOCOL, DEFAULT_IDLE_MS } from './socket-place.js';
+import { ACK, DAEMON_PROTOCOL, DEFAULT_IDLE_MS } from './socket-place.js';
 
 /** How often the daemon checks that the socket path is still its own (another daemon may have replaced it). */
 const OWNERSHIP_CHECK_MS = 1000;

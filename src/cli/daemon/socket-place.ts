@@ -11,6 +11,9 @@ import { join } from 'node:path';
 /** The version of the launcher ↔ daemon messages (protocol.ts); part of the build id. */
 export const DAEMON_PROTOCOL = 2;
 
+/** The byte the daemon sends as soon as it takes an event on (before the reply line; protocol.ts). */
+export const ACK = 0x06;
+
 /** The argument that makes a hook bundle run as the daemon: `node claude-local.cjs --hookledger-daemon SOCKET BUILD`. */
 export const DAEMON_FLAG = '--hookledger-daemon';
 

@@ -6,57 +6,10 @@ import { explain } from '../../src/ledger/queries/explain.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli, startCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
+import { writeScriptsConfig as writeConfig } from './claude-scripts.js';
 import { protocolProblems } from './protocol.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/claude-code');
-const HOOKS = join(import.meta.dirname, '../fixtures/claude-hooks');
-
-/** A JSON hook set of real shell and Python scripts, one failure mode per tool. */
-function writeConfig(dir: string): string {
-  const path = join(dir, 'hooks.json');
-  const script = (name: string) => `${name.endsWith('.py') ? 'python3' : 'bash'} ${join(HOOKS, name)}`;
-  writeFileSync(
-    path,
-    JSON.stringify({
-      name: 'claude-scripts',
-      version: '1',
-      // Generous: twelve processes start at once, and a busy CI machine must not turn a slow start into a fail-closed deny.
-      defaults: { timeoutMs: 20_000 },
-      hooks: [
-        { id: 'block-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, command: script('block-rm.sh') },
-        {
-          id: 'dry-publish',
-          point: ['pre_tool_use', 'permission_request'],
-          match: 'Bash',
-          capability: 'guardrail',
-          priority: 20,
-          command: script('rewrite.py'),
-        },
-        { id: 'deny-fetch', point: 'pre_tool_use', match: 'WebFetch', capability: 'guardrail', command: script('deny-fetch.py') },
-        { id: 'crash', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', command: script('crash.sh') },
-        {
-          id: 'hang',
-          point: 'pre_tool_use',
-          match: 'mcp__github__.*',
-          capability: 'guardrail',
-          timeoutMs: 300,
-          command: script('hang.py'),
-        },
-        {
-          id: 'garbage',
-          point: 'pre_tool_use',
-          match: 'Write',
-          capability: 'guardrail',
-          onFailure: 'allow',
-          command: script('garbage.sh'),
-        },
-        { id: 'context', point: 'post_tool_use', command: script('context.py') },
-        { id: 'record', point: 'post_tool_use', mode: 'background', command: script('record.sh') },
-      ],
-    }),
-  );
-  return path;
-}
 
 /** What each shared fixture must get back. */
 const EXPECTED: Record<string, { decision: string; json: unknown; hook?: string }> = {

@@ -8,6 +8,7 @@ import { buildClaudeBundle } from '../../scripts/build-bundle.js';
 import { listDaemons } from '../../src/cli/daemon/admin.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli } from '../cli-helpers.js';
+import { writeScriptsConfig } from './claude-scripts.js';
 
 /**
  * The claude launcher with its daemon (src/cli/daemon/): real child processes started as Claude
@@ -116,57 +117,16 @@ async function daemonQuiet(sockets: string): Promise<void> {
   await waitFor('the daemon to finish its events', async () => (await daemonStatus(sockets)).inFlight === 0);
 }
 
-/** The JSON hook set of real shell and Python scripts that claude-command.test.ts uses: deny, ask + rewrite, crash, hang, garbage, context, background. */
+/** claude-command.test.ts's hook set, plus a hook that reports where it ran and what it inherited: the event's directory and environment, not the daemon's. */
 function scriptsConfig(at: string): string {
-  const path = join(at, 'hooks.json');
-  const script = (name: string) => `${name.endsWith('.py') ? 'python3' : 'bash'} ${join(SCRIPTS, name)}`;
-  writeFileSync(
-    path,
-    JSON.stringify({
-      name: 'claude-scripts',
-      version: '1',
-      defaults: { timeoutMs: 20_000 },
-      hooks: [
-        { id: 'block-rm', point: 'pre_tool_use', match: 'Bash', capability: 'guardrail', priority: 10, command: script('block-rm.sh') },
-        {
-          id: 'dry-publish',
-          point: ['pre_tool_use', 'permission_request'],
-          match: 'Bash',
-          capability: 'guardrail',
-          priority: 20,
-          command: script('rewrite.py'),
-        },
-        { id: 'deny-fetch', point: 'pre_tool_use', match: 'WebFetch', capability: 'guardrail', command: script('deny-fetch.py') },
-        { id: 'crash', point: 'pre_tool_use', match: 'Read', capability: 'guardrail', command: script('crash.sh') },
-        {
-          id: 'hang',
-          point: 'pre_tool_use',
-          match: 'mcp__github__.*',
-          capability: 'guardrail',
-          timeoutMs: 300,
-          command: script('hang.py'),
-        },
-        {
-          id: 'garbage',
-          point: 'pre_tool_use',
-          match: 'Write',
-          capability: 'guardrail',
-          onFailure: 'allow',
-          command: script('garbage.sh'),
-        },
-        { id: 'context', point: 'post_tool_use', command: script('context.py') },
-        { id: 'record', point: 'post_tool_use', mode: 'background', command: script('record.sh') },
-        // Where command hooks run and what they inherit: the event's directory and environment, not the daemon's.
-        {
-          id: 'where',
-          point: 'pre_tool_use',
-          match: 'Edit',
-          command: `printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"%s %s"}}' "$PWD" "$EVENT_MARK"`,
-        },
-      ],
-    }),
-  );
-  return path;
+  return writeScriptsConfig(at, [
+    {
+      id: 'where',
+      point: 'pre_tool_use',
+      match: 'Edit',
+      command: `printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","additionalContext":"%s %s"}}' "$PWD" "$EVENT_MARK"`,
+    },
+  ]);
 }
 
 interface Recorded {

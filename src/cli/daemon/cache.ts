@@ -115,7 +115,8 @@ function stamp(path: string): string {
   }
 }
 
-function fileIdentity(path: string): string | null {
+/** A file's device and inode, or null when there is none at `path`. */
+export function fileIdentity(path: string): string | null {
   try {
     const s = statSync(path);
     return `${s.dev}:${s.ino}`;

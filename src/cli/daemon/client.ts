@@ -12,9 +12,10 @@
  * already written, for the events that follow. docs/claude-code.md "The daemon".
  */
 import type * as ChildProcess from 'node:child_process';
-import { readSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import type * as Net from 'node:net';
 import { dirname, join } from 'node:path';
+import { readStdinSync } from '../stdin.js';
 import type { AnswerReply, EventRequest, RefusalReply } from './protocol.js';
 import {
   ACK,
@@ -34,14 +35,13 @@ declare const __HOOKLEDGER_DAEMON_DEFAULT__: boolean;
 
 const AGENT = 'claude';
 const LOCAL = join(__dirname, 'claude-local.cjs');
-const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
 void main();
 
 async function main(): Promise<void> {
   let input: string;
   try {
-    input = await readInput();
+    input = await readStdinSync(() => process.stdin);
   } catch {
     // Too large or unreadable: the in-process path reads (what is left of) stdin and says what is wrong.
     return decideHere(null, null);
@@ -161,36 +161,6 @@ function parseReply(data: Buffer): AnswerReply | RefusalReply | null {
     // A reply we cannot read is no answer.
   }
   return null;
-}
-
-/** All of stdin, read with blocking reads (see readStdinSync in io.ts); a non-blocking descriptor finishes as a stream. */
-async function readInput(): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const buffer = Buffer.allocUnsafe(64 * 1024);
-    let n: number;
-    try {
-      n = readSync(0, buffer, 0, buffer.length, null);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN') {
-        for await (const chunk of process.stdin) {
-          size += (chunk as Buffer).length;
-          if (size > MAX_INPUT_BYTES) throw new Error('input too large', { cause: error });
-          chunks.push(chunk as Buffer);
-        }
-        break;
-      }
-      if (code === 'EOF' || code === 'EBADF') break;
-      throw error;
-    }
-    if (n === 0) break;
-    size += n;
-    if (size > MAX_INPUT_BYTES) throw new Error('input too large');
-    chunks.push(buffer.subarray(0, n));
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Writes all of `text` to a descriptor; one that would block (a full non-blocking pipe) finishes through the process stream. */

@@ -1,4 +1,4 @@
-import { closeSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -10,7 +10,7 @@ import type { Command, CommandArgs } from '../command.js';
 import { runHookArgv } from '../hook-bin.js';
 import { useHookCommandResources } from '../hook-command-flow.js';
 import type { CliIo } from '../io.js';
-import { DaemonCache } from './cache.js';
+import { DaemonCache, fileIdentity } from './cache.js';
 import { watchModuleFiles } from './module-files.js';
 import {
   daemonRequestSchema,
@@ -130,7 +130,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   log(`listening on ${options.socketPath} (pid ${process.pid}, node ${process.version}, build ${options.buildId}, idle exit ${idleMs} ms)`);
   armIdle();
   const ownership = setInterval(() => {
-    if (identityOf(options.socketPath) !== ownIdentity) shutdown('the socket was replaced or removed');
+    if (fileIdentity(options.socketPath) !== ownIdentity) shutdown('the socket was replaced or removed');
   }, OWNERSHIP_CHECK_MS);
   ownership.unref();
 
@@ -148,7 +148,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
     clearInterval(ownership);
     if (idleTimer) clearTimeout(idleTimer);
     // Only our own socket file: a daemon that was replaced must not remove its successor's.
-    if (identityOf(options.socketPath) === ownIdentity) {
+    if (fileIdentity(options.socketPath) === ownIdentity) {
       try {
         unlinkSync(options.socketPath);
       } catch {
@@ -292,7 +292,7 @@ async function listenExclusively(server: Server, path: string): Promise<string |
       resolve();
     });
   });
-  const identity = identityOf(fresh);
+  const identity = fileIdentity(fresh);
   if (await answers(path)) {
     server.close();
     return null;
@@ -319,15 +319,6 @@ function answers(path: string): Promise<boolean> {
     socket.on('error', () => done(false));
     socket.on('close', () => done(false));
   });
-}
-
-function identityOf(path: string): string | null {
-  try {
-    const s = statSync(path);
-    return `${s.dev}:${s.ino}`;
-  } catch {
-    return null;
-  }
 }
 
 function idleMsFrom(env: NodeJS.ProcessEnv): number {

@@ -134,7 +134,6 @@ describe('serve ships its ledger (HOOKLEDGER_SHIP_TO / --ship)', { timeout: 240_
     const env = { HOME: dir, HOOKLEDGER_SHIP_TO: centre, HOOKLEDGER_SHIP_DEBOUNCE_MS: '200' };
     const files = autoShipFiles(db);
     const { serve, url } = await startServe(dir, env);
-    let follower = 0;
     try {
       for (let n = 0; n < 3; n++) await post(url, n);
       await waitFor(
@@ -142,7 +141,7 @@ describe('serve ships its ledger (HOOKLEDGER_SHIP_TO / --ship)', { timeout: 240_
         () => centreCounts(name),
         (c) => c.n >= 3,
       );
-      follower = followerPids(serve)[0]!;
+      const follower = followerPids(serve)[0]!;
       const status = JSON.parse((await runCli(['ship', '--status', '--db', db, '--json'], { env })).stdout);
       expect(status).toMatchObject({ running: true, holder: { pid: follower, command: 'ship --follow' } });
 

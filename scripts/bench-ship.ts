@@ -17,6 +17,14 @@
  *   invocations/s, and each source's central counts against its ledger (exactly once);
  * - follow lag: `ship --follow` running, one invocation committed at a time through the real
  *   runner; time from its commit to its row being visible centrally, median and p99.
+ *
+ *   npm run bench:ship -- --old-schema scripts/bench-ship-before-0010.sql [--invocations 100000] [--rounds 3]
+ *
+ * - A/B of two central schemas in the same run (the machine is shared: only a same-run comparison
+ *   means something): each round ships the backlog of N, and the 8 sources at once, into a
+ *   database of the current schema (new) and into one migrated then changed by the file's SQL
+ *   (old), alternately; invocations/s and CPU per invocation of ship and of its backend, each
+ *   round and the median, and new/old.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -36,6 +44,8 @@ const PER_SOURCE = Number(flag('per-source', '20000'));
 const LAG_SAMPLES = Number(flag('lag-samples', '30'));
 /** ship's default batch size (links per transaction), which the floor reads with too. */
 const BATCH = Number(flag('batch', '2000'));
+const OLD_SCHEMA = flag('old-schema', '');
+const ROUNDS = Number(flag('rounds', '3'));
 
 const dist = (path: string) => import(join(root, 'dist', path));
 
@@ -143,11 +153,113 @@ function generate(dir: string, name: string, invocations: number, seed: number):
   return out;
 }
 
+/** A database of the current central schema, changed by `OLD_SCHEMA`'s SQL (the schema before a change). */
+async function oldSchemaDatabase(server: PostgresServer, name: string): Promise<string> {
+  const url = await server.createDatabase(name);
+  const { connectPostgres } = await dist('ledger/postgres/open.js');
+  await (await connectPostgres({ url })).close();
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(readFileSync(OLD_SCHEMA, 'utf8'));
+  await client.end();
+  return url;
+}
+
+/** Old schema against new, alternated in one run (see the file comment). */
+async function schemaAB(server: PostgresServer, dir: string): Promise<void> {
+  console.log(`generating ledgers (${N} invocations, ${SOURCES} × ${PER_SOURCE}) …`);
+  const big = generate(dir, 'big', N, 1);
+  const sources = Array.from({ length: SOURCES }, (_, i) => generate(dir, `source-${i}`, PER_SOURCE, 10 + i));
+  const rows: (string | number)[][] = [];
+  const per: Record<string, { one: number[]; ship: number[]; server: number[]; many: number[] }> = {};
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const schema of round % 2 === 1 ? ['old', 'new'] : ['new', 'old']) {
+      const fresh = (name: string) =>
+        schema === 'old' ? oldSchemaDatabase(server, `${name}_${schema}_${round}`) : server.createDatabase(`${name}_${schema}_${round}`);
+      const loadAt = loadavg()[0]!.toFixed(1);
+      const one = await measuredShip(server, big, await fresh('one'));
+      const many = await fresh('many');
+      const manyServer = serverCpu(server);
+      const started = performance.now();
+      const results = await Promise.all(sources.map((db) => shipChild(db, many)));
+      const manyMs = performance.now() - started;
+      await new Promise((r) => setTimeout(r, 500));
+      const manyServerS = serverCpu(server) - manyServer;
+      const wrong = await exactlyOnce(many, sources, results);
+      if (wrong.length > 0) throw new Error(`${schema} schema, ${SOURCES} sources NOT exactly once:\n  ${wrong.join('\n  ')}`);
+      const n = one.report.shipped.invocations;
+      const manyN = results.reduce((t, r) => t + r.report.shipped.invocations, 0);
+      const entry = (per[schema] ??= { one: [], ship: [], server: [], many: [] });
+      entry.one.push(n / (one.ms / 1000));
+      entry.ship.push((one.cpuS * 1e6) / n);
+      entry.server.push((one.serverCpuS * 1e6) / n);
+      entry.many.push(manyN / (manyMs / 1000));
+      rows.push([
+        round,
+        schema,
+        loadAt,
+        Math.round(n / (one.ms / 1000)),
+        ((one.cpuS * 1e6) / n).toFixed(1),
+        ((one.serverCpuS * 1e6) / n).toFixed(1),
+        Math.round(manyN / (manyMs / 1000)),
+        ((results.reduce((t, r) => t + r.cpuS, 0) * 1e6) / manyN).toFixed(1),
+        ((manyServerS * 1e6) / manyN).toFixed(1),
+      ]);
+    }
+  }
+  const median = (xs: number[]) => stats(xs).p50;
+  for (const schema of ['old', 'new']) {
+    const e = per[schema]!;
+    rows.push([
+      'median',
+      schema,
+      '-',
+      Math.round(median(e.one)),
+      median(e.ship).toFixed(1),
+      median(e.server).toFixed(1),
+      Math.round(median(e.many)),
+      '-',
+      '-',
+    ]);
+  }
+  rows.push([
+    'new / old',
+    '',
+    '',
+    (median(per.new!.one) / median(per.old!.one)).toFixed(2),
+    (median(per.new!.ship) / median(per.old!.ship)).toFixed(2),
+    (median(per.new!.server) / median(per.old!.server)).toFixed(2),
+    (median(per.new!.many) / median(per.old!.many)).toFixed(2),
+    '-',
+    '-',
+  ]);
+  console.log(`\nold schema (${OLD_SCHEMA}) against new, same run, PostgreSQL 15 fsync on; load at end ${loadavg()[0]!.toFixed(1)}\n`);
+  printTable(
+    [
+      'round',
+      'schema',
+      'load',
+      `1 source inv/s (${N})`,
+      'ship CPU µs/inv',
+      'backend CPU µs/inv',
+      `${SOURCES} sources inv/s`,
+      `${SOURCES} ships CPU µs/inv`,
+      `${SOURCES} backends CPU µs/inv`,
+    ],
+    rows,
+  );
+  const best = median(per.new!.one);
+  console.log(
+    `goal: ≥ 20000 invocations/s for one source (new schema, median of ${ROUNDS}): ${best >= 20_000 ? 'met' : 'NOT met'} (${Math.round(best)}/s)`,
+  );
+}
+
 async function main(): Promise<void> {
   const load = loadavg()[0]!.toFixed(1);
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-ship-'));
   const server = await PostgresServer.start({ durable: true });
   try {
+    if (OLD_SCHEMA) return await schemaAB(server, dir);
     console.log(`generating ledgers (${N} and ${SMALL} invocations, ${SOURCES} × ${PER_SOURCE}) …`);
     const big = generate(dir, 'big', N, 1);
     const small = generate(dir, 'small', SMALL, 2);

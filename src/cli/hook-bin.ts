@@ -2,7 +2,7 @@ import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { describeThrown } from '../domain/errors.js';
-import type { Command } from './command.js';
+import type { Command, CommandArgs } from './command.js';
 import { readStdinSync, type CliIo } from './io.js';
 
 /**
@@ -15,23 +15,41 @@ import { readStdinSync, type CliIo } from './io.js';
 export function runHookBin(name: string, command: Command, argv: string[] = process.argv.slice(2)): void {
   const io = fdIo();
   const finish = (code: number) => io.stdout.write('', () => io.stderr.write('', () => process.exit(code)));
-  let values;
+  void runHookArgv(name, command, argv, io).then(finish);
+}
+
+/**
+ * Parses an agent command hook's argv (`NAME` first or not) and runs it; resolves to the exit
+ * code and never rejects: a flag it cannot parse, or a throw, is the "could not decide" line
+ * and exit 2. `prepare` may rewrite the parsed flags first (the daemon makes paths absolute
+ * against its client's directory).
+ */
+export async function runHookArgv(
+  name: string,
+  command: Command,
+  argv: string[],
+  io: CliIo,
+  prepare: (args: CommandArgs) => CommandArgs = (args) => args,
+): Promise<number> {
+  let args: CommandArgs;
   try {
-    ({ values } = parseArgs({
+    const { values } = parseArgs({
       args: argv[0] === name ? argv.slice(1) : argv,
       options: command.options,
       allowPositionals: true,
       strict: true,
-    }));
+    });
+    args = prepare({ values, positionals: [] });
   } catch (error) {
     io.stderr.write(`hookledger could not decide: ${name}: ${describeThrown(error)}\n`);
-    finish(2);
-    return;
+    return 2;
   }
-  command.run({ values, positionals: [] }, io).then(finish, (error: unknown) => {
+  try {
+    return await command.run(args, io);
+  } catch (error) {
     io.stderr.write(`hookledger could not decide: ${describeThrown(error)}\n`);
-    finish(2);
-  });
+    return 2;
+  }
 }
 
 /**
@@ -66,6 +84,17 @@ function fdIo(): CliIo {
       return process.stdin;
     },
     env: process.env,
-    readStdin: () => readStdinSync(() => process.stdin),
+    readStdin: () => handedStdin() ?? readStdinSync(() => process.stdin),
   };
+}
+
+/**
+ * The claude launcher (src/cli/daemon/client.ts) reads stdin before it knows whether the daemon
+ * answers; when it falls back to deciding in this process it hands over what it read here.
+ */
+const HANDED_STDIN = '__hookledgerStdin';
+
+function handedStdin(): Promise<string> | null {
+  const handed = (globalThis as Record<string, unknown>)[HANDED_STDIN];
+  return typeof handed === 'string' ? Promise.resolve(handed) : null;
 }

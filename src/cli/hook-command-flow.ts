@@ -20,6 +20,26 @@ export const hookCommandOptions = {
   'ship-to': { type: 'string' },
 } as const;
 
+/**
+ * Where an agent command hook gets its hook set and ledger, and whether it owns the process's
+ * stop signals. A process per event (the default) loads and opens afresh and exits on a stop
+ * signal; the claude daemon (src/cli/daemon/) installs its cache, which keeps ledgers open and
+ * hook sets loaded between events, and leaves its signals alone.
+ */
+export interface HookCommandResources {
+  loadHookSet(configPath: string): Promise<HookSet>;
+  openLedger(args: CommandArgs, io: CliIo): Promise<Ledger>;
+  handleStopSignals: boolean;
+}
+
+const perProcess: HookCommandResources = { loadHookSet, openLedger: openLedgerFor, handleStopSignals: true };
+let resources = perProcess;
+
+/** Replaces where agent command hooks in this process load hook sets and open ledgers (the daemon's cache). */
+export function useHookCommandResources(next: HookCommandResources): void {
+  resources = next;
+}
+
 /** What an adapter's decide function needs from the CLI, built the same way for every agent. */
 export interface HookCommandDeps {
   input: Promise<string>;
@@ -44,16 +64,16 @@ export async function runHookCommand(
   if (problem) io.stderr.write(`hookledger: ${problem}\n`);
   const deadlineMs = parseDeadline(stringFlag(args, 'background-deadline-ms'), io);
   const configPath = stringFlag(args, 'config') ?? io.env.HOOKLEDGER_CONFIG;
-  const stopOnSignal = onStopSignal(io);
+  const stopOnSignal = resources.handleStopSignals ? onStopSignal(io) : () => {};
   try {
     return await body(
       {
         input: io.readStdin ? io.readStdin() : readAll(io.stdin),
         loadHookSet: async () => {
           if (!configPath) throw new UsageError('--config PATH is required (or set HOOKLEDGER_CONFIG)');
-          return loadHookSet(configPath);
+          return resources.loadHookSet(configPath);
         },
-        openLedger: () => openLedgerFor(args, io),
+        openLedger: () => resources.openLedger(args, io),
         createRunner: (options) => runnerFor(args, io, options),
         policy,
         onBackgroundError: (error) => io.stderr.write(`hookledger: background hook outcome not recorded: ${describeThrown(error)}\n`),

@@ -9,6 +9,12 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** All of stdin as UTF-8, where the caller has a faster way than reading `stdin` as a stream (hook-bin.ts). */
   readStdin?: () => Promise<string>;
+  /**
+   * Called by an agent command hook once its answer (stdout, and stderr where it has one) is
+   * written, with the exit code it will return: the claude daemon replies to its client then,
+   * while background hooks go on (src/cli/daemon/server.ts).
+   */
+  answered?: (exitCode: number) => void;
 }
 
 /** Colour only on a TTY and never with NO_COLOR (https://no-color.org). */

@@ -8,4 +8,5 @@ import { config } from 'zod';
  * before any module builds its schemas: setting it in runHookBin (as before) left every
  * schema built at module load with the JIT on (about 2.5 ms of CPU per event).
  */
-config({ jitless: true });
+// The claude daemon (started with --hookledger-daemon) decides many events: there the JIT pays.
+config({ jitless: process.argv[2] !== '--hookledger-daemon' });

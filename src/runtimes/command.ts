@@ -5,6 +5,7 @@ import { readClaudeHookOutput, toClaudePayload, type ProcessOutput } from './cla
 import { readMeerkatHookOutput, toMeerkatPayload } from './meerkat-wire.js';
 import { killProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-groups.js';
 import { HookExecutionFailure, type HookRuntime } from './types.js';
+import { eventCwd, eventEnv } from './event-environment.js';
 
 export { killRunningHookProcesses } from './process-groups.js';
 
@@ -55,7 +56,7 @@ export const commandRuntime: HookRuntime = {
 
     const cwd = await chooseCwd(spec.cwd, central === null ? invocation.cwd : null, spec.command, central);
     const env: NodeJS.ProcessEnv = {
-      ...process.env,
+      ...eventEnv(),
       ...spec.env,
       HOOKLEDGER_HOOK_ID: hook.id,
       HOOKLEDGER_REPLAY: ctx.replay ? '1' : '0',
@@ -89,7 +90,7 @@ export const commandRuntime: HookRuntime = {
  * `serve` run from a terminal). An empty value counts as unset.
  */
 function projectDirFor(invocation: Invocation): string | null {
-  const inherited = process.env.CLAUDE_PROJECT_DIR;
+  const inherited = eventEnv().CLAUDE_PROJECT_DIR;
   if (inherited !== undefined && inherited !== '') return inherited;
   return invocation.cwd;
 }
@@ -109,7 +110,7 @@ async function chooseCwd(hookCwd: string | null, agentCwd: string | null, label:
   }
   if (centralDir !== null) return centralDir;
   if (agentCwd !== null && (await isDirectory(agentCwd))) return agentCwd;
-  return process.cwd();
+  return eventCwd();
 }
 
 // node:fs's callback form: node:fs/promises would load readline and file-handle streams into

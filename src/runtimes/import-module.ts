@@ -14,6 +14,16 @@ export function importModule(specifier: string): Promise<Record<string, unknown>
   return lent ? lent(specifier) : (import(specifier) as Promise<Record<string, unknown>>);
 }
 
+let alwaysImport = false;
+
+/**
+ * Loads user modules with `import()` only, never `require()`: the claude daemon watches the files
+ * a config loads through a module-loader hook, which Node 20 only calls for `import()`.
+ */
+export function importUserModulesOnly(): void {
+  alwaysImport = true;
+}
+
 /** require() failures after which `import()` is tried: a top-level await, or a case only the ESM loader reports as it should. */
 const IMPORT_INSTEAD = new Set(['ERR_REQUIRE_ASYNC_MODULE', 'ERR_REQUIRE_ESM', 'MODULE_NOT_FOUND', 'ERR_UNKNOWN_FILE_EXTENSION']);
 
@@ -26,7 +36,7 @@ const IMPORT_INSTEAD = new Set(['ERR_REQUIRE_ASYNC_MODULE', 'ERR_REQUIRE_ESM', '
  * says what is wrong in the usual words.
  */
 export async function importUserModule(url: string): Promise<Record<string, unknown>> {
-  if ((process.features as { require_module?: boolean }).require_module === true && url.startsWith('file:')) {
+  if (!alwaysImport && (process.features as { require_module?: boolean }).require_module === true && url.startsWith('file:')) {
     let loaded: unknown;
     try {
       loaded = createRequire(import.meta.url)(fileURLToPath(url));

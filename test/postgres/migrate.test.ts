@@ -85,6 +85,22 @@ describe('PostgreSQL schema and migrations', () => {
     expect(await adminSql(`SELECT indexdef FROM pg_indexes WHERE indexname = 'outcomes_health'`, name)).toEqual([
       { indexdef: 'CREATE INDEX outcomes_health ON public.outcomes USING btree (hook_id, started_at, duration_us)' },
     ]);
+    // 0010: the centre's index audit (docs/postgres.md, Indexes): two indexes gone, two partial.
+    expect(
+      await adminSql(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE indexname IN ('invocations_running', 'outcomes_source_ref', 'invocations_decision', 'invocations_point') ORDER BY 1`,
+        name,
+      ),
+    ).toEqual([
+      {
+        indexname: 'invocations_decision',
+        indexdef: `CREATE INDEX invocations_decision ON public.invocations USING btree (decision, id) WHERE (decision <> 'none'::text)`,
+      },
+      {
+        indexname: 'invocations_point',
+        indexdef: `CREATE INDEX invocations_point ON public.invocations USING btree (point, id) WHERE ((point <> 'pre_tool_use'::text) AND (point <> 'post_tool_use'::text))`,
+      },
+    ]);
     expect(await adminSql(`SELECT count(*)::int AS n FROM hookledger_migrations`, name)).toEqual([{ n: migrationFiles }]);
     expect(await adminSql(`SELECT to_regclass('session_summaries')::text AS t`, name)).toEqual([{ t: 'session_summaries' }]);
     expect(await adminSql(`SELECT to_regclass('ship_sources')::text AS t`, name)).toEqual([{ t: 'ship_sources' }]);

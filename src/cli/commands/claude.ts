@@ -31,6 +31,7 @@ ${shipToUsage(SHIP_AFTER.claude)}`,
       // The answer goes out (and is flushed) before background hooks are waited for.
       await write(io.stdout, claudeStdout(answer));
       if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
+      io.answered?.(answer.exitCode);
       await result.finish(deadlineMs);
       // Automatic shipping: only on these events, only when a target is set, after the answer and the background hooks.
       await shipAfterEvent(args, io, result.eventName, SHIP_AFTER.claude);

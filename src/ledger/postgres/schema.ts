@@ -53,6 +53,10 @@ interface Extra {
   primaryKey?: string[];
   /** Replaces the columns of SQLite indexes of these names (column names); the index keeps its name, uniqueness and condition. */
   indexColumns?: Record<string, string[]>;
+  /** Makes SQLite indexes of these names partial on PostgreSQL (they must have no condition of their own). */
+  indexWhere?: Record<string, SQL>;
+  /** SQLite indexes PostgreSQL does without (another index serves their queries there). */
+  withoutIndexes?: string[];
   /** Additional indexes (column names, optional partial-index condition). */
   indexes?: Record<string, { columns: string[]; where?: SQL; unique?: boolean }>;
   /** Foreign keys of the SQLite table that PostgreSQL does not enforce (by column name); see `outcomes`. */
@@ -118,10 +122,14 @@ function derive(source: SQLiteTable, extra: Extra = {}): DerivedTable {
     const constraints = [];
     for (const ix of config.indexes) {
       const name = ix.config.name;
+      if (extra.withoutIndexes?.includes(name)) continue;
       const names = ix.config.columns.map((c) => (c as SQLiteColumn).name);
       const replaced = extra.indexColumns?.[name];
       let built = (ix.config.unique ? uniqueIndex(name) : index(name)).on(...cols(replaced ?? names));
-      if (ix.config.where) built = built.where(ix.config.where as SQL);
+      const where = extra.indexWhere?.[name];
+      if (where && ix.config.where)
+        throw new Error(`index ${name} already has a condition on SQLite: say the whole condition in ledger/postgres/schema.ts`);
+      if (where ?? ix.config.where) built = built.where((where ?? ix.config.where) as SQL);
       constraints.push(built);
     }
     for (const [name, ix] of Object.entries(extra.indexes ?? {})) {
@@ -169,6 +177,19 @@ export const invocations = derive(sqlite.invocations, {
     // source's and filtering (a denials page of 1 source in 50 at 200k invocations: 283 buffers instead of 2,714).
     invocations_writer: { columns: ['writer_id', 'id'] },
   },
+  // The centre's index audit (migration 0010, docs/postgres.md "Indexes"): each index here costs every shipped invocation
+  // an entry, so one whose query PostgreSQL answers as well another way goes or becomes partial.
+  // - `invocations_running` (status, running rows only): `invocations_running_writer` holds the same rows and serves
+  //   `status = 'running'` alone as well (a few entries either way).
+  withoutIndexes: ['invocations_running'],
+  indexWhere: {
+    // `decision` filters: 'none' (no hook decided) is most rows (86% of a generated ledger), and a filter on it walks
+    // the primary key as fast; every other decision (deny 5%, allow 8%, ask 0.1%) keeps its id-ordered range.
+    invocations_decision: sql`decision <> 'none'`,
+    // `point` filters: the two tool-use points are each about half of all invocations, which a walk of the primary key
+    // serves as fast; the rare points (session start/end, prompts, stop, failures: 7%) keep their id-ordered range.
+    invocations_point: sql`point <> 'pre_tool_use' AND point <> 'post_tool_use'`,
+  },
 });
 
 export const outcomes = derive(sqlite.outcomes, {
@@ -185,7 +206,9 @@ export const outcomes = derive(sqlite.outcomes, {
   // invocation at the centre after the foreign key (migration 0008, docs/ship.md "Central schema"), and a percentile now reads only
   // the window's entries (at most EXACT_PERCENTILE_LIMIT runs) instead of a duration bucket's over the whole history.
   indexColumns: { outcomes_health: ['hook_id', 'started_at', 'duration_us'] },
-  indexes: { outcomes_source_ref: { columns: ['source_ref'], where: sql`source_ref IS NOT NULL` } },
+  // No index on `source_ref` (migration 0010): ship finds a shipped outcome through its invocation's source id
+  // (`invocations_source_ref`, then `outcomes_invocation`), which costs nothing per outcome inserted; the index cost
+  // every shipped outcome (~6 per invocation) an entry for lookups only background completions make.
 });
 export const replayRuns = derive(sqlite.replayRuns);
 export const replayResults = derive(sqlite.replayResults);

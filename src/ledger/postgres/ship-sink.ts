@@ -76,14 +76,18 @@ const INSERT_CHECKPOINTS = unnestInsert(central.pruneCheckpoints, CHECKPOINT_INS
 const HOOK_SET_INSERT_COLUMNS = without(HOOK_SET_COLUMNS, 'id');
 const INSERT_HOOK_SETS = unnestInsert(central.hookSets, HOOK_SET_INSERT_COLUMNS, [], 'ON CONFLICT (fingerprint) DO NOTHING');
 
-// A background completion sets every column its link covers on the outcome shipped with its invocation.
+// A background completion sets every column its link covers on the outcome shipped with its invocation. The outcome is
+// found through its invocation: the source's invocation id (`invocation_id` of the source's row) is the central
+// invocation's `source_ref` (`invocations_source_ref`), then its outcomes (`outcomes_invocation`); outcomes have no
+// index on `source_ref`, which would cost every shipped outcome an entry (migration 0010, docs/postgres.md "Indexes").
 const COMPLETION_SET_COLUMNS = without(OUTCOME_COLUMNS, 'id', 'invocation_id');
+const COMPLETION_COLUMNS = ['source_ref', 'invocation_id', ...COMPLETION_SET_COLUMNS];
 const COMPLETE_OUTCOMES = (() => {
   const types = typesOf(central.outcomes);
-  const columns = ['source_ref', ...COMPLETION_SET_COLUMNS];
   return `UPDATE outcomes o SET ${COMPLETION_SET_COLUMNS.map((c) => `${c} = u.${c}`).join(', ')}
-    FROM unnest(${columns.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ')}) AS u(${columns.join(', ')}), invocations i
-    WHERE o.source_ref = u.source_ref AND i.id = o.invocation_id AND i.writer_id = $${columns.length + 1}`;
+    FROM unnest(${COMPLETION_COLUMNS.map((c, i) => `$${i + 1}::${types.get(c)}[]`).join(', ')}) AS u(${COMPLETION_COLUMNS.join(', ')}), invocations i
+    WHERE i.writer_id = $${COMPLETION_COLUMNS.length + 1} AND i.source_ref IS NOT NULL AND i.source_ref = u.invocation_id
+      AND o.invocation_id = i.id AND o.source_ref = u.source_ref`;
 })();
 
 /** 0/1 as PostgreSQL's boolean for the `decisive` column. */
@@ -267,7 +271,7 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
     const rows = batch.completions.map((row) => [...row, row[0]]);
     counts.backgroundCompletions = (
       await client.query(COMPLETE_OUTCOMES, [
-        ...arraysOf(rows, [...OUTCOME_COLUMNS, 'source_ref'], ['source_ref', ...COMPLETION_SET_COLUMNS], outcomeValue),
+        ...arraysOf(rows, [...OUTCOME_COLUMNS, 'source_ref'], COMPLETION_COLUMNS, outcomeValue),
         sourceId,
       ])
     ).rowCount!;

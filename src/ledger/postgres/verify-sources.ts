@@ -50,6 +50,11 @@ interface SourceTable {
   select: string;
   order: string | null;
   ref: string;
+  /**
+   * Reading rows again by `ref` also names their invocations' source ids (read from the scratch copy) under this
+   * column, so that an index serves the read: outcomes have no index on `source_ref` (migration 0010).
+   */
+  invocationRef?: string;
 }
 const TABLES: SourceTable[] = [
   {
@@ -74,6 +79,7 @@ const TABLES: SourceTable[] = [
       FROM outcomes o JOIN invocations i ON i.id = o.invocation_id WHERE i.writer_id = $1`,
     order: 'o.id',
     ref: 'o.source_ref',
+    invocationRef: 'i.source_ref',
   },
   {
     table: 'prune_checkpoints',
@@ -176,8 +182,21 @@ async function verifySource(
           .map((p) => p.id);
         if (ids.length === 0) continue;
         for (const id of ids) tried.add(`${t.table}:${id}`);
+        const byInvocation = t.invocationRef
+          ? {
+              text: ` AND ${t.invocationRef} IS NOT NULL AND ${t.invocationRef} = ANY($3)`,
+              values: s
+                .prepare(`SELECT DISTINCT invocation_id FROM ${t.table} WHERE id IN (SELECT value FROM json_each(?))`)
+                .pluck()
+                .all(JSON.stringify(ids)),
+            }
+          : null;
         const rows = (
-          await client.query<unknown[]>({ text: `${t.select} AND ${t.ref} = ANY($2)`, values: [source.id, ids], rowMode: 'array' })
+          await client.query<unknown[]>({
+            text: `${t.select} AND ${t.ref} = ANY($2)${byInvocation?.text ?? ''}`,
+            values: byInvocation ? [source.id, ids, byInvocation.values] : [source.id, ids],
+            rowMode: 'array',
+          })
         ).rows;
         const escaped = rows.filter((row) => row.some((v) => originalValue(v) !== v));
         put(t, escaped, false);

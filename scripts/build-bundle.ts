@@ -106,7 +106,7 @@ export async function buildHookBundle(
  * Whether the claude launcher asks the daemon when HOOKLEDGER_DAEMON is unset (`off` always
  * disables it, `on` always enables it).
  */
-export const DAEMON_BY_DEFAULT = false;
+export const DAEMON_BY_DEFAULT = true;
 
 /**
  * better-sqlite3 loads its addon through the `bindings` package, which finds the package root

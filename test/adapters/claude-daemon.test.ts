@@ -245,6 +245,13 @@ export default { name: 'module', version: '1', hooks: [
 }
 
 describe('the claude daemon', { timeout: 120_000 }, () => {
+  it('has a launcher of Node built-ins only: no zod, no bundle code', () => {
+    const text = readFileSync(launcher, 'utf8');
+    expect(text.length).toBeLessThan(10_000);
+    const required = [...text.matchAll(/require\("([^"]+)"\)/g)].map((m) => m[1]);
+    expect(required.every((name) => name!.startsWith('node:'))).toBe(true);
+  });
+
   it('decides every fixture event as the in-process path does: same answers, exit codes and records', async () => {
     const cwd = project();
     const sockets = socketDir();
@@ -433,6 +440,43 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     expect(completedCount(db)).toBe(16);
   });
 
+  it('a daemon stuck in a hook does not hold other events: they are decided in process once, and a fresh daemon takes over', async () => {
+    const cwd = project();
+    const sockets = socketDir();
+    // An in-process hook that blocks the daemon's event loop for 4 s on "spin".
+    writeFileSync(
+      join(cwd, 'hooks.mjs'),
+      `export default { name: 'spin', hooks: [
+  { id: 'spin', point: 'pre_tool_use', capability: 'guardrail',
+    run: (inv) => { const c = String(inv.toolInput?.command ?? '');
+      if (c.includes('spin')) { const end = Date.now() + 4000; while (Date.now() < end) {} }
+      return c.includes('rm -rf') ? { decision: 'deny', reasonCode: 'policy_violation', message: 'no rm' } : undefined; } },
+] };
+`,
+    );
+    const db = join(cwd, 'l.db');
+    const run = (command: string, id: string) =>
+      runLauncher({ cwd, args: ['--config', 'hooks.mjs', '--db', db], input: bash(command, id), env: daemonEnv(sockets) });
+    await run('ls', 'toolu_first');
+    const stuck = await daemonStatus(sockets);
+    const spinning = run('spin', 'toolu_spin');
+    await waitFor('the daemon to take the spinning event', async () => (await listDaemons(sockets)).every((d) => d.status === null));
+    const started = Date.now();
+    const other = await run('rm -rf /', 'toolu_other');
+    expect(denyReason(other)).toContain('no rm');
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect((await spinning).code).toBe(0);
+    // One daemon remains: the one the other event started, if it found the stuck one still silent
+    // (which then saw it was replaced and left), else the stuck one, now free again.
+    await waitFor('one daemon', () => daemonPids(sockets).length === 1);
+    expect((await daemonStatus(sockets)).pid).toBe(daemonPids(sockets)[0]);
+    expect(stuck.pid).toBeGreaterThan(0);
+    expect(denyReason(await run('rm -rf ~', 'toolu_after'))).toContain('no rm');
+    // Every event recorded once: the late request was refused by the stuck daemon, not decided twice.
+    const ids = recorded(db).invocations.map((r) => r.tool_use_id);
+    expect(ids.sort()).toEqual(['toolu_after', 'toolu_first', 'toolu_other', 'toolu_spin']);
+  });
+
   it('decides in process, starting no daemon, when the socket directory is not private', async () => {
     const cwd = project();
     const sockets = socketDir();
@@ -498,6 +542,22 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     await waitFor('the stopped daemon to exit', () => !daemonPids(sockets).includes(status.pid));
     expect((await runCli(['daemon', 'status'], { env: cliEnv })).stdout).toContain('no hookledger daemon');
     expect((await runCli(['daemon', 'restart'], { env: cliEnv })).stderr).toContain('expected "status" or "stop"');
+  });
+
+  it('is on by default: with HOOKLEDGER_DAEMON unset the second event is decided by the daemon the first started', async () => {
+    const cwd = project();
+    const sockets = socketDir();
+    scriptsConfig(cwd);
+    const env = { HOOKLEDGER_DAEMON: undefined, HOOKLEDGER_DAEMON_DIR: sockets };
+    expect(
+      denyReason(await runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', 'l.db'], input: bash('rm -rf /'), env })),
+    ).toContain('block-rm');
+    const before = (await daemonStatus(sockets)).events;
+    expect(
+      denyReason(await runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', 'l.db'], input: bash('rm -rf /'), env })),
+    ).toContain('block-rm');
+    expect((await daemonStatus(sockets)).events).toBe(before + 1);
+    expect(completedCount(join(cwd, 'l.db'))).toBe(2);
   });
 
   it('HOOKLEDGER_DAEMON=off never starts one', async () => {

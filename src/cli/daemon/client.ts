@@ -16,7 +16,16 @@ import { readSync, writeSync } from 'node:fs';
 import type * as Net from 'node:net';
 import { dirname, join } from 'node:path';
 import type { AnswerReply, EventRequest, RefusalReply } from './protocol.js';
-import { DAEMON_FLAG, DAEMON_PROTOCOL, daemonDir, daemonWanted, privateDirProblem, socketName } from './socket-place.js';
+import {
+  ACK,
+  DAEMON_FLAG,
+  DAEMON_PROTOCOL,
+  DEFAULT_ACK_MS,
+  daemonDir,
+  daemonWanted,
+  privateDirProblem,
+  socketName,
+} from './socket-place.js';
 
 /** Set by scripts/build-bundle.ts: a hash of the bundle this launcher belongs to. */
 declare const __HOOKLEDGER_BUILD_ID__: string;
@@ -46,10 +55,12 @@ async function main(): Promise<void> {
   } catch {
     return decideHere(input, null);
   }
-  const reply = await ask(socketPath, {
+  const ackMs = Number(process.env.HOOKLEDGER_DAEMON_ACK_MS) > 0 ? Number(process.env.HOOKLEDGER_DAEMON_ACK_MS) : DEFAULT_ACK_MS;
+  const reply = await ask(socketPath, ackMs, {
     protocol: DAEMON_PROTOCOL,
     build: __HOOKLEDGER_BUILD_ID__,
     op: 'event',
+    acceptUntil: Date.now() + ackMs / 2,
     argv: process.argv.slice(2),
     cwd: process.cwd(),
     env: process.env as Record<string, string>,
@@ -60,7 +71,8 @@ async function main(): Promise<void> {
     await writeAll(2, reply.stderr);
     process.exit(reply.exitCode);
   }
-  // Another build or protocol on this socket name cannot be replaced by us: only decide.
+  // Another build or protocol on this socket name cannot be replaced by us: only decide. A busy
+  // (unacknowledging) daemon is replaced by the one started here: it checks the socket answers a status.
   decideHere(input, reply !== null && reply.reason === 'version' ? null : socketPath);
 }
 
@@ -97,20 +109,33 @@ function builtin<T>(name: string): T {
   return require(name) as T;
 }
 
-/** Sends the request; resolves to the reply, or null when the daemon is absent or went away without one. */
-function ask(socketPath: string, request: EventRequest): Promise<AnswerReply | RefusalReply | null> {
+/**
+ * Sends the request; resolves to the reply, to `busy` when the daemon did not acknowledge it
+ * within `ackMs`, or to null when the daemon is absent or went away without an answer.
+ */
+function ask(socketPath: string, ackMs: number, request: EventRequest): Promise<AnswerReply | RefusalReply | null> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let settled = false;
+    let acknowledged = false;
     const settle = (reply: AnswerReply | RefusalReply | null) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       socket.destroy();
       resolve(reply);
     };
+    const timer = setTimeout(() => settle({ ok: false, reason: 'busy' }), ackMs);
     const socket = builtin<typeof Net>('node:net').connect(socketPath);
     socket.on('connect', () => socket.end(`${JSON.stringify(request)}\n`));
-    socket.on('data', (chunk: Buffer) => {
+    socket.on('data', (data: Buffer) => {
+      let chunk = data;
+      if (!acknowledged && chunk[0] === ACK) {
+        // Taken on: from here the daemon decides, however long the hooks take.
+        acknowledged = true;
+        clearTimeout(timer);
+        chunk = chunk.subarray(1);
+      }
       chunks.push(chunk);
       if (chunk.includes(10)) settle(parseReply(Buffer.concat(chunks)));
     });

@@ -11,6 +11,12 @@ const base = { protocol: z.number().int(), build: z.string() };
 export const eventRequestSchema = z.object({
   ...base,
   op: z.literal('event'),
+  /**
+   * Epoch ms after which the daemon must not start deciding (it replies `late`): the launcher
+   * stops waiting for the acknowledgement (ACK, sent before deciding) a little after this and
+   * decides in process, so an event is never decided twice because the daemon was slow to read it.
+   */
+  acceptUntil: z.number(),
   argv: z.array(z.string()),
   cwd: z.string().min(1),
   env: z.record(z.string(), z.string()),
@@ -37,11 +43,12 @@ export interface AnswerReply {
 /**
  * Not decided here; the launcher decides in process. `stale`: a file of a loaded hook set
  * changed (the daemon is exiting; the launcher starts a fresh one). `version`: another protocol
- * or build. `bad-request`, `closing`: what they say.
+ * or build. `late`: it read the request after its `acceptUntil`. `busy` (the launcher's own,
+ * never sent): no acknowledgement in time. `bad-request`, `closing`: what they say.
  */
 export interface RefusalReply {
   ok: false;
-  reason: 'stale' | 'version' | 'bad-request' | 'closing';
+  reason: 'stale' | 'version' | 'bad-request' | 'closing' | 'late' | 'busy';
 }
 
 /** `hookledger daemon status`. */

@@ -21,7 +21,7 @@ import {
   type RefusalReply,
   type StatusReply,
 } from './protocol.js';
-import { DAEMON_PROTOCOL, DEFAULT_IDLE_MS } from './socket-place.js';
+import { ACK, DAEMON_PROTOCOL, DEFAULT_IDLE_MS } from './socket-place.js';
 
 /** How often the daemon checks that the socket path is still its own (another daemon may have replaced it). */
 const OWNERSHIP_CHECK_MS = 1000;
@@ -95,6 +95,9 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         return shutdown('stopped by request');
       }
       if (closing) return reply(socket, { ok: false, reason: 'closing' });
+      // The launcher stops waiting soon after acceptUntil and decides itself: never decide it here too.
+      if (Date.now() > request.acceptUntil) return reply(socket, { ok: false, reason: 'late' });
+      socket.write(Buffer.of(ACK));
       const stale = cache.staleness();
       if (stale !== null) {
         // Stop listening before answering, so the fresh daemon the client starts can take the socket.
@@ -298,15 +301,23 @@ async function listenExclusively(server: Server, path: string): Promise<string |
   return identity;
 }
 
-/** Whether something accepts connections on the socket at `path`. */
+/**
+ * Whether a daemon answers on the socket at `path`: a status reply within a second. A socket
+ * that accepts but never replies belongs to a daemon whose event loop is stuck: it is replaced.
+ */
 function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(path);
-    socket.on('connect', () => {
+    const done = (alive: boolean) => {
+      clearTimeout(timer);
       socket.destroy();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
+      resolve(alive);
+    };
+    const timer = setTimeout(() => done(false), 1000);
+    socket.on('connect', () => socket.end(`${JSON.stringify({ protocol: DAEMON_PROTOCOL, build: '', op: 'status' })}\n`));
+    socket.on('data', () => done(true));
+    socket.on('error', () => done(false));
+    socket.on('close', () => done(false));
   });
 }
 

@@ -9,10 +9,20 @@ import { join } from 'node:path';
  */
 
 /** The version of the launcher ↔ daemon messages (protocol.ts); part of the build id. */
-export const DAEMON_PROTOCOL = 1;
+export const DAEMON_PROTOCOL = 2;
+
+/** The byte the daemon sends as soon as it takes an event on (before the reply line; protocol.ts). */
+export const ACK = 0x06;
 
 /** The argument that makes a hook bundle run as the daemon: `node claude-local.cjs --hookledger-daemon SOCKET BUILD`. */
 export const DAEMON_FLAG = '--hookledger-daemon';
+
+/**
+ * How long the launcher waits for the daemon to acknowledge an event before deciding it in
+ * process, ms (HOOKLEDGER_DAEMON_ACK_MS): a daemon whose event loop is stuck (an in-process hook
+ * in an endless loop) must not hold every event until Claude Code's timeout, which fails open.
+ */
+export const DEFAULT_ACK_MS = 1000;
 
 /** The default idle time after which the daemon exits, ms (HOOKLEDGER_DAEMON_IDLE_MS). */
 export const DEFAULT_IDLE_MS = 10 * 60_000;

@@ -58,7 +58,7 @@ function waitForShipper(): void {
   // The shipper takes the lock a moment after the hook exits: wait for it to have come and gone.
   for (;;) {
     const status = readShipStatus(files);
-    if (!shipperRunning(files.lock) && status !== null && status.state !== 'running' && status.pid !== lastShipperPid) {
+    if (!shipperRunning(files.locks) && status !== null && status.state !== 'running' && status.pid !== lastShipperPid) {
       lastShipperPid = status.pid;
       if (status.state === 'failed') throw new Error(`the shipper failed: ${status.error}`);
       return;
@@ -112,7 +112,7 @@ try {
     rows[names[1]!]!.push(timed(claude(false), env, STOP));
     rows[names[2]!]!.push(timed(claude(true), env, STOP));
     waitForShipper();
-    const lock = ShipperLock.tryAcquire(autoShipFiles(db).lock, 5000);
+    const lock = ShipperLock.tryAcquire(autoShipFiles(db).locks, 5000);
     if (!lock) throw new Error('could not take the shipper lock');
     try {
       rows[names[3]!]!.push(timed(claude(true), env, STOP));

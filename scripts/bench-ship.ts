@@ -19,12 +19,15 @@
  *   runner; time from its commit to its row being visible centrally, median and p99.
  *
  *   npm run bench:ship -- --old-schema scripts/bench-ship-before-0010.sql [--invocations 100000] [--rounds 3]
+ *   npm run bench:ship -- --old-root ../hookledger-before [--invocations 100000] [--rounds 3]
  *
  * - A/B of two central schemas in the same run (the machine is shared: only a same-run comparison
  *   means something): each round ships the backlog of N, and the 8 sources at once, into a
  *   database of the current schema (new) and into one migrated then changed by the file's SQL
  *   (old), alternately; invocations/s and CPU per invocation of ship and of its backend, each
- *   round and the median, and new/old.
+ *   round and the median, and new/old. `--old-root DIR` runs the old side's ship from another
+ *   build (a checkout with dist/ built), into the schema that build migrates to: before/after of
+ *   a whole change.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,6 +48,8 @@ const LAG_SAMPLES = Number(flag('lag-samples', '30'));
 /** ship's default batch size (links per transaction), which the floor reads with too. */
 const BATCH = Number(flag('batch', '2000'));
 const OLD_SCHEMA = flag('old-schema', '');
+/** Another build's package root (a checkout with dist/ built): its `ship` is the old side of the A/B, into the schema it migrates to. */
+const OLD_ROOT = flag('old-root', '');
 const ROUNDS = Number(flag('rounds', '3'));
 
 const dist = (path: string) => import(join(root, 'dist', path));
@@ -58,9 +63,9 @@ interface ShipRun {
 }
 
 /** Runs `ship` on dist/ in a child; wall time, peak RSS and CPU time (both read from /proc while it runs). */
-async function shipChild(db: string, url: string, extra: string[] = []): Promise<ShipRun> {
+async function shipChild(db: string, url: string, extra: string[] = [], program = bin): Promise<ShipRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'ship', '--db', db, '--json', '--batch', String(BATCH), ...extra], {
+  const child = spawn(process.execPath, [program, 'ship', '--db', db, '--json', '--batch', String(BATCH), ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, HOOKLEDGER_SHIP_TO: url },
   });
@@ -97,9 +102,9 @@ function serverCpu(server: PostgresServer): number {
 }
 
 /** A ship with the CPU its PostgreSQL backend used (the backend exits with the ship's connection; waited for). */
-async function measuredShip(server: PostgresServer, db: string, url: string): Promise<ShipRun & { serverCpuS: number }> {
+async function measuredShip(server: PostgresServer, db: string, url: string, program = bin): Promise<ShipRun & { serverCpuS: number }> {
   const before = serverCpu(server);
-  const run = await shipChild(db, url);
+  const run = await shipChild(db, url, [], program);
   let after = serverCpu(server);
   for (let i = 0; i < 50 && after === before; i++) {
     await new Promise((r) => setTimeout(r, 100));
@@ -175,13 +180,16 @@ async function schemaAB(server: PostgresServer, dir: string): Promise<void> {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const schema of round % 2 === 1 ? ['old', 'new'] : ['new', 'old']) {
       const fresh = (name: string) =>
-        schema === 'old' ? oldSchemaDatabase(server, `${name}_${schema}_${round}`) : server.createDatabase(`${name}_${schema}_${round}`);
+        schema === 'old' && OLD_SCHEMA
+          ? oldSchemaDatabase(server, `${name}_${schema}_${round}`)
+          : server.createDatabase(`${name}_${schema}_${round}`);
+      const program = schema === 'old' && OLD_ROOT ? join(OLD_ROOT, 'bin/hookledger.js') : bin;
       const loadAt = loadavg()[0]!.toFixed(1);
-      const one = await measuredShip(server, big, await fresh('one'));
+      const one = await measuredShip(server, big, await fresh('one'), program);
       const many = await fresh('many');
       const manyServer = serverCpu(server);
       const started = performance.now();
-      const results = await Promise.all(sources.map((db) => shipChild(db, many)));
+      const results = await Promise.all(sources.map((db) => shipChild(db, many, [], program)));
       const manyMs = performance.now() - started;
       await new Promise((r) => setTimeout(r, 500));
       const manyServerS = serverCpu(server) - manyServer;
@@ -233,7 +241,8 @@ async function schemaAB(server: PostgresServer, dir: string): Promise<void> {
     '-',
     '-',
   ]);
-  console.log(`\nold schema (${OLD_SCHEMA}) against new, same run, PostgreSQL 15 fsync on; load at end ${loadavg()[0]!.toFixed(1)}\n`);
+  const old = [OLD_ROOT && `ship of ${OLD_ROOT}`, OLD_SCHEMA && `schema changed by ${OLD_SCHEMA}`].filter(Boolean).join(', ');
+  console.log(`\nold (${old}) against new (this build), same run, PostgreSQL 15 fsync on; load at end ${loadavg()[0]!.toFixed(1)}\n`);
   printTable(
     [
       'round',
@@ -259,7 +268,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-bench-ship-'));
   const server = await PostgresServer.start({ durable: true });
   try {
-    if (OLD_SCHEMA) return await schemaAB(server, dir);
+    if (OLD_SCHEMA || OLD_ROOT) return await schemaAB(server, dir);
     console.log(`generating ledgers (${N} and ${SMALL} invocations, ${SOURCES} × ${PER_SOURCE}) …`);
     const big = generate(dir, 'big', N, 1);
     const small = generate(dir, 'small', SMALL, 2);

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { UsageError } from '../domain/errors.js';
-import { shipperRunning } from '../ledger/ship-lock.js';
+import { shipperHolder, shipperRunning } from '../ledger/ship-lock.js';
 import { autoShipFiles, readShipStatus, type AutoShipStatus } from '../ship/auto-files.js';
 import { runAutoShipper } from '../ship/auto-shipper.js';
 import { writeJson, writeReport, type CliIo } from './io.js';
@@ -42,15 +42,16 @@ export async function shipInBackground(options: {
 /** `ship --status`: is a shipper running, what did the last one do, where is the log. Exit 0. */
 export function shipStatus(ledgerPath: string, io: CliIo, json: boolean): number {
   const files = autoShipFiles(resolve(ledgerPath));
-  const running = shipperRunning(files.lock);
+  const running = shipperRunning(files.locks);
+  const holder = running ? shipperHolder(files.locks) : null;
   const last = readShipStatus(files);
   if (json) {
-    writeJson(io, { ledger: resolve(ledgerPath), running, last, log: files.log });
+    writeJson(io, { ledger: resolve(ledgerPath), running, holder, last, log: files.log });
     return 0;
   }
   const lines = [`automatic shipping of ${resolve(ledgerPath)}`];
   lines.push(
-    `  shipper  ${running ? `running${last?.state === 'running' ? ` (pid ${last.pid}, since ${last.startedAt})` : ''}` : 'not running'}`,
+    `  shipper  ${running ? `running${holder ? ` (pid ${holder.pid}, ${holder.command}, since ${holder.since})` : ''}` : 'not running'}`,
   );
   lines.push(
     `  last     ${last ? describeLast(last, running) : 'none yet (install-claude --ship URL, or HOOKLEDGER_SHIP_TO, starts one after SessionEnd/Stop)'}`,

@@ -1,37 +1,48 @@
-import { appendFileSync, existsSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
 
 /**
- * The files automatic shipping keeps next to the local ledger (docs/ship.md, "Set it once"):
+ * The files every shipper of a ledger shares (docs/ship.md, "One shipper per ledger"):
  *
- * - `<ledger>.ship.lock`  the one-shipper lock (ledger/ship-lock.ts);
- * - `<ledger>.ship.again` "ship again": set by every SessionEnd/Stop event, cleared by the shipper
+ * - `<ledger>.ship.lock`  the one-shipper lock (ledger/ship-lock.ts), held by every shipper;
+ * - `<ledger>.ship.again` "ship again": set by every end-of-turn/session event, cleared by the shipper
  *                         before each pass, so records committed during a pass get another one;
  * - `<ledger>.ship.log`   one line per shipper start, pass result or failure (kept under 1 MiB:
  *                         the previous megabyte is `<ledger>.ship.log.1`);
- * - `<ledger>.ship.json`  the last attempt and its result, for `hookledger ship --status`.
+ * - `<ledger>.ship.json`  the last automatic attempt and its result, for `hookledger ship --status`.
+ *
+ * `<ledger>` is the ledger's real path. The lock and the mark have a second name, by the ledger
+ * file's identity (device and inode): `~/.hookledger/ship-locks/<dev>-<ino>.lock` and `.again`,
+ * so a ledger reached through a hard link (or a bind mount of the file) has one lock too.
+ * Shippers take both locks and events set both marks (see `autoShipFiles`).
  *
  * None of them holds the centre's password: URLs are written without it.
  */
 export interface AutoShipFiles {
-  lock: string;
-  again: string;
+  /** The lock files, all held by the one shipper: by real path, then by identity when it can be named. */
+  locks: string[];
+  /** The "ship again" marks, likewise: an event sets all, a shipper clears all. */
+  marks: string[];
   log: string;
   status: string;
 }
 
 /**
- * The files of the ledger at `ledgerPath`, named after its real path (symlinks, `.` and `..`
- * resolved): one ledger reached through two spellings (a symlinked home, a relative --db) has
- * one lock, so never two shippers, and one mark, log and status. A ledger not created yet is
- * named after its directory's real path.
+ * The files of the ledger at `ledgerPath`. By its real path (symlinks, `.` and `..` resolved):
+ * one ledger reached through two spellings (a symlinked home, a relative --db) has one lock, mark,
+ * log and status. By its identity as well, when the file exists and `~/.hookledger/ship-locks`
+ * can be made: hard links have different real paths but one identity. Each name covers what the
+ * other cannot: the identity's directory is per home directory (two callers with different HOMEs
+ * share the path name), a hard link's path differs (they share the identity name).
  */
 export function autoShipFiles(ledgerPath: string): AutoShipFiles {
   const real = realLedgerPath(ledgerPath);
+  const byIdentity = identityName(real);
   return {
-    lock: `${real}.ship.lock`,
-    again: `${real}.ship.again`,
+    locks: [`${real}.ship.lock`, ...(byIdentity ? [`${byIdentity}.lock`] : [])],
+    marks: [`${real}.ship.again`, ...(byIdentity ? [`${byIdentity}.again`] : [])],
     log: `${real}.ship.log`,
     status: `${real}.ship.json`,
   };
@@ -50,19 +61,35 @@ function realLedgerPath(ledgerPath: string): string {
   }
 }
 
-/** Marks "ship again" (an empty file: creating it is the whole signal). */
+/** `~/.hookledger/ship-locks/<dev>-<ino>` of an existing ledger file; null when it does not exist or the directory cannot be made. */
+function identityName(realPath: string): string | null {
+  try {
+    const { dev, ino } = statSync(realPath, { bigint: true });
+    const dir = join(homedir(), '.hookledger', 'ship-locks');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return join(dir, `${dev}-${ino}`);
+  } catch {
+    return null;
+  }
+}
+
+/** Marks "ship again" (empty files: creating them is the whole signal). */
 export function markShipAgain(files: AutoShipFiles): void {
-  writeFileSync(files.again, '', { mode: 0o600 });
+  for (const mark of files.marks) writeFileSync(mark, '', { mode: 0o600 });
 }
 
 /** Clears "ship again"; true when it was set. */
 export function takeShipAgain(files: AutoShipFiles): boolean {
-  if (!existsSync(files.again)) return false;
-  rmSync(files.again, { force: true });
-  return true;
+  let marked = false;
+  for (const mark of files.marks) {
+    if (!existsSync(mark)) continue;
+    marked = true;
+    rmSync(mark, { force: true });
+  }
+  return marked;
 }
 
-export const shipAgainMarked = (files: AutoShipFiles): boolean => existsSync(files.again);
+export const shipAgainMarked = (files: AutoShipFiles): boolean => files.marks.some((mark) => existsSync(mark));
 
 const LOG_LIMIT_BYTES = 1024 * 1024;
 

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { describeThrown } from '../domain/errors.js';
 import { openLedger, type Ledger } from '../ledger/open.js';
 import { displayUrl } from '../ledger/postgres/url.js';
-import { ShipperLock } from '../ledger/ship-lock.js';
+import { ShipperLock, shipperHolder } from '../ledger/ship-lock.js';
 import {
   autoShipFiles,
   logShipLine,
@@ -45,9 +45,14 @@ export async function runAutoShipper(options: AutoShipperOptions): Promise<AutoS
   const ledgerPath = resolve(options.ledgerPath);
   const files = autoShipFiles(ledgerPath);
   const who = `shipper pid ${process.pid}`;
-  let lock = ShipperLock.tryAcquire(files.lock, options.lockWaitMs ?? 2000);
+  const lockWaitMs = options.lockWaitMs ?? 2000;
+  let lock = ShipperLock.tryAcquire(files.locks, lockWaitMs, 'ship --background');
   if (!lock) {
-    logShipLine(files, `${who}: another shipper holds ${files.lock}; it ships these records`);
+    const holder = shipperHolder(files.locks);
+    logShipLine(
+      files,
+      `${who}: another shipper${holder ? ` (pid ${holder.pid}, ${holder.command})` : ''} holds ${ledgerPath}; it ships these records`,
+    );
     return 'busy';
   }
   const to = displayUrl(options.url);
@@ -81,8 +86,11 @@ export async function runAutoShipper(options: AutoShipperOptions): Promise<AutoS
       lock = null;
       // An event that found the lock still held marked "ship again" before it looked: take it over.
       if (!shipAgainMarked(files)) break;
-      lock = ShipperLock.tryAcquire(files.lock, 0);
-      if (!lock) break; // a new shipper has it, and sees the mark
+      // With a wait, not at once: a probe (an event's look, `ship --status`) holds the lock file for an
+      // instant, and leaving then would leave the mark to nobody. Not got within the wait: another
+      // shipper took it, and clears the mark as it starts.
+      lock = ShipperLock.tryAcquire(files.locks, lockWaitMs, 'ship --background');
+      if (!lock) break;
     }
     status.state = 'shipped';
     logShipLine(files, `${who}: done after ${status.passes} pass${status.passes === 1 ? '' : 'es'}`);

@@ -6,7 +6,7 @@ import { describeThrown } from '../domain/errors.js';
 import { packageRoot } from '../ledger/paths.js';
 import { shipperRunning } from '../ledger/ship-lock.js';
 import { isPostgresUrl, passwordInFlag } from '../ledger/postgres/url.js';
-import { autoShipFiles, logShipLine, markShipAgain } from './auto-files.js';
+import { autoShipFiles, logShipLine, markShipAgain, type AutoShipFiles } from './auto-files.js';
 
 /**
  * The hook side of automatic shipping: what `hookledger claude` does after it has answered a
@@ -56,32 +56,47 @@ export function triggerAutoShip(options: AutoShipTriggerOptions): AutoShipTrigge
     // Mark first, then look for a shipper: a shipper that lets its lock go checks the mark
     // afterwards, so either it sees this mark or this look sees its lock free.
     markShipAgain(files);
-    if (shipperRunning(files.lock))
+    if (shipperRunning(files.locks))
       return { started: false, reason: 'shipper_running', message: 'ship: a shipper is running; it ships these records too' };
-    const log = openSync(files.log, 'a', 0o600);
-    try {
-      // The URL travels in the environment, never in argv (/proc/PID/cmdline shows argv to everyone).
-      const child = spawn(process.execPath, [cliPath(), 'ship', '--background', '--db', ledgerPath], {
-        detached: true,
-        stdio: ['ignore', log, log],
-        env: { ...options.env, HOOKLEDGER_SHIP_TO: url },
-        windowsHide: true,
-      });
-      child.on('error', (error) => logShipLine(files, `could not start the shipper: ${describeThrown(error)}`));
-      child.unref();
-      // Background work: it must not take CPU from the agent's next hooks (nice 10; best effort).
-      if (child.pid !== undefined) {
-        try {
-          setPriority(child.pid, SHIPPER_NICE);
-        } catch {
-          // Not permitted here: it runs at the hook's priority.
-        }
-      }
-      return { started: true, pid: child.pid };
-    } finally {
-      closeSync(log);
-    }
+    return { started: true, pid: startBackgroundShipper({ ledgerPath, files, url, env: options.env }) };
   } catch (error) {
     return { started: false, reason: 'failed', message: `ship: could not start the shipper: ${describeThrown(error)}` };
+  }
+}
+
+/**
+ * Starts `hookledger ship --background` for the ledger, detached, at nice 10, its output appended
+ * to the ship log; returns its pid. Also what a `ship` that ends with "ship again" set does
+ * (one-shipper.ts). The URL travels in the environment, never in argv (/proc/PID/cmdline shows
+ * argv to everyone).
+ */
+export function startBackgroundShipper(options: {
+  ledgerPath: string;
+  files: AutoShipFiles;
+  url: string;
+  env: NodeJS.ProcessEnv;
+}): number | undefined {
+  const { files } = options;
+  const log = openSync(files.log, 'a', 0o600);
+  try {
+    const child = spawn(process.execPath, [cliPath(), 'ship', '--background', '--db', options.ledgerPath], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...options.env, HOOKLEDGER_SHIP_TO: options.url },
+      windowsHide: true,
+    });
+    child.on('error', (error) => logShipLine(files, `could not start the shipper: ${describeThrown(error)}`));
+    child.unref();
+    // Background work: it must not take CPU from the agent's next hooks (nice 10; best effort).
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, SHIPPER_NICE);
+      } catch {
+        // Not permitted here: it runs at the hook's priority.
+      }
+    }
+    return child.pid;
+  } finally {
+    closeSync(log);
   }
 }

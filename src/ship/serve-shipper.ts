@@ -15,6 +15,10 @@ import { displayUrl } from '../ledger/postgres/url.js';
  * then stops the child in order) and holds a pipe from serve on its stdin: when serve ends,
  * however it ends (SIGKILL included), the pipe closes and the child stops
  * (`HOOKLEDGER_SHIP_PARENT_PIPE`, cli/commands/ship.ts), so no shipper outlives its server.
+ *
+ * The child holds the ledger's shipper lock like every shipper (one-shipper.ts): while a hook's
+ * background shipper or a manual `ship` has it, the child waits (one line, relayed here) instead
+ * of ending and being restarted; while the child has it, those only mark "ship again" or refuse.
  */
 
 export interface ServeShipperOptions {

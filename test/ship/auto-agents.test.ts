@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { describe, expect, it } from 'vitest';
 import { ShipperLock, shipperRunning } from '../../src/ledger/ship-lock.js';
-import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
-import { runCli } from '../cli-helpers.js';
+import { autoShipFiles, readShipStatus, shipAgainMarked } from '../../src/ship/auto-files.js';
+import { runCli, startCli } from '../cli-helpers.js';
 import { sleep, tempDir } from '../helpers.js';
 import { centreCounts, centreWithoutPassword, countLocal, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
@@ -164,7 +164,7 @@ describe('automatic shipping from the Codex, Gemini CLI and meerkat hooks', { ti
         expect(r.code, r.stderr).toBe(0);
       }
       // Tool events never start a shipper nor mark "ship again".
-      expect(existsSync(autoShipFiles(s.db).again)).toBe(false);
+      expect(shipAgainMarked(autoShipFiles(s.db))).toBe(false);
       expect(existsSync(autoShipFiles(s.db).log)).toBe(false);
 
       const ended = await runHook(command(agent.end.event), agent.end.payload('s-1'), s);
@@ -184,7 +184,7 @@ describe('automatic shipping from the Codex, Gemini CLI and meerkat hooks', { ti
         () => readShipStatus(autoShipFiles(s.db))?.state,
         (state) => state === 'shipped',
       );
-      expect(shipperRunning(autoShipFiles(s.db).lock)).toBe(false);
+      expect(shipperRunning(autoShipFiles(s.db).locks)).toBe(false);
       expect((await verifyCentre(`${s.url.replace('@', `:${encodeURIComponent(s.password)}@`)}`)).problems).toEqual([]);
       expect(readFileSync(autoShipFiles(s.db).log, 'utf8')).not.toContain(s.password);
     });
@@ -226,14 +226,14 @@ describe('automatic shipping from the Codex, Gemini CLI and meerkat hooks', { ti
     expect(autoShipFiles(viaDots)).toEqual(autoShipFiles(s.db));
 
     // A shipper holds the lock by the real path; an end event through the symlinked path only marks "ship again".
-    const held = ShipperLock.tryAcquire(autoShipFiles(s.db).lock, 1000);
+    const held = ShipperLock.tryAcquire(autoShipFiles(s.db).locks, 1000);
     expect(held).not.toBeNull();
     try {
       const linked = { shell: (command('Stop') as { shell: string }).shell.replace(s.db, viaLink) };
       expect(linked.shell).toContain(viaLink);
       const r = await runHook(linked, codex.end.payload('s-1'), s);
       expect(r.code, r.stderr).toBe(0);
-      expect(existsSync(autoShipFiles(s.db).again)).toBe(true);
+      expect(shipAgainMarked(autoShipFiles(s.db))).toBe(true);
       await sleep(1500);
       expect(existsSync(autoShipFiles(s.db).log)).toBe(false); // no shipper started
       const status = await runCli(['ship', '--status', '--db', viaLink, '--json'], { env: s.env });
@@ -251,5 +251,70 @@ describe('automatic shipping from the Codex, Gemini CLI and meerkat hooks', { ti
       (c) => c.n >= local,
     );
     expect(await centreCounts(s.database)).toEqual({ n: local, distinct: local });
+  });
+
+  it('one lock per ledger through a hard link too: a shipper holding it by another name makes the event only mark, and a manual ship wait', async () => {
+    const s = await setUp();
+    const codex = agents[0]!;
+    const { command } = await codex.install(s);
+    for (let n = 0; n < 2; n++) expect((await runHook(command('PreToolUse'), codex.tool('s-1', n), s)).code).toBe(0);
+    // Another directory, another name, the same file: different real paths, one identity.
+    const otherDir = join(tempDir(), 'elsewhere');
+    mkdirSync(otherDir);
+    const alias = join(otherDir, 'alias.db');
+    linkSync(s.db, alias);
+    const [byPath, byIdentity] = autoShipFiles(s.db).locks;
+    const [aliasByPath, aliasByIdentity] = autoShipFiles(alias).locks;
+    expect(aliasByPath).not.toBe(byPath);
+    expect(aliasByIdentity).toBe(byIdentity);
+    expect(byIdentity).toMatch(/ship-locks\/\d+-\d+\.lock$/);
+
+    const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${encodeURIComponent(s.password)}@`);
+    const shipEnv = { ...s.env, HOOKLEDGER_SHIP_TO: fullUrl };
+    // A shipper through the hard link, holding the lock through a long debounce (it opens no ledger meanwhile:
+    // SQLite names a ledger's WAL by its path, so a ledger must not be written through two names at once).
+    const held = startCli(['ship', '--background', '--db', alias], { env: { ...shipEnv, HOOKLEDGER_SHIP_DEBOUNCE_MS: '120000' } });
+    const status = async (db: string) => JSON.parse((await runCli(['ship', '--status', '--db', db, '--json'], { env: s.env })).stdout);
+    try {
+      await waitFor(
+        'the shipper through the hard link',
+        () => status(alias),
+        (st) => st.running === true,
+        30_000,
+      );
+      // Seen through the ledger's own name: the same holder.
+      expect(await status(s.db)).toMatchObject({ running: true, holder: { pid: held.child.pid, command: 'ship --background' } });
+      const ended = await runHook(command('Stop'), codex.end.payload('s-1'), s);
+      expect(ended.code, ended.stderr).toBe(0);
+      await sleep(1500);
+      expect(
+        existsSync(autoShipFiles(s.db).log),
+        existsSync(autoShipFiles(s.db).log) ? readFileSync(autoShipFiles(s.db).log, 'utf8') : '',
+      ).toBe(false); // the event started no shipper
+      // A manual ship through the ledger's own name waits for the one holding it through the link.
+      const manual = startCli(['ship', '--db', s.db, '--json'], { env: shipEnv });
+      await waitFor(
+        'the manual ship to wait',
+        () => manual.output.stderr,
+        (e) => /waiting for it/.test(e),
+        30_000,
+      );
+      expect(manual.output.stderr).toMatch(
+        new RegExp(
+          `^hookledger: ship: another shipper \\(pid ${held.child.pid}, ship --background\\) holds .*ledger\\.db; waiting for it\n$`,
+        ),
+      );
+      expect(await centreCounts(s.database)).toEqual({ n: 0, distinct: 0 });
+      held.child.kill('SIGKILL');
+      const done = await manual.exited;
+      expect(done.code, manual.output.stderr).toBe(0);
+      expect(JSON.parse(manual.output.stdout).shipped.invocations).toBe(3);
+    } finally {
+      held.child.kill('SIGKILL');
+      await held.exited;
+    }
+    expect(countLocal(s.db)).toBe(3);
+    expect(await centreCounts(s.database)).toEqual({ n: 3, distinct: 3 });
+    expect((await verifyCentre(fullUrl)).problems).toEqual([]);
   });
 });

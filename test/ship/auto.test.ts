@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/postgres-server.js';
 import { shipperRunning } from '../../src/ledger/ship-lock.js';
-import { autoShipFiles, logShipLine, readShipStatus } from '../../src/ship/auto-files.js';
+import { autoShipFiles, logShipLine, readShipStatus, shipAgainMarked } from '../../src/ship/auto-files.js';
 import { runCli, startCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { centreCounts, centreWithoutPassword, countLocal, waitFor } from './auto-support.js';
@@ -102,7 +102,7 @@ async function shipperGone(db: string) {
   const files = autoShipFiles(db);
   await waitFor(
     'the shipper to finish',
-    () => ({ running: shipperRunning(files.lock), state: readShipStatus(files)?.state }),
+    () => ({ running: shipperRunning(files.locks), state: readShipStatus(files)?.state }),
     (s) => !s.running && s.state !== undefined && s.state !== 'running',
   );
 }
@@ -199,7 +199,9 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     );
     await shipperGone(s.db);
     expect(await centreCounts(s.database)).toEqual({ n: 1, distinct: 1 });
-    for (const file of Object.values(autoShipFiles(s.db)).filter((f) => existsSync(f)))
+    for (const file of Object.values(autoShipFiles(s.db))
+      .flat()
+      .filter((f) => existsSync(f)))
       expect(readFileSync(file, 'utf8'), file).not.toContain(s.password);
   });
 
@@ -261,7 +263,7 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     );
     expect(shown.stdout).toContain(`log      ${s.db}.ship.log`);
 
-    for (const file of [s.settings, s.db, `${s.db}-wal`, ...Object.values(autoShipFiles(s.db))].filter((f) => existsSync(f)))
+    for (const file of [s.settings, s.db, `${s.db}-wal`, ...Object.values(autoShipFiles(s.db)).flat()].filter((f) => existsSync(f)))
       expect(readFileSync(file).includes(Buffer.from(s.password)), file).toBe(false);
   });
 
@@ -275,7 +277,7 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     ]);
     expect([a.code, b.code]).toEqual([0, 0]);
     // While the shipper waits out its debounce: more records, and another Stop.
-    await waitFor('a shipper', () => shipperRunning(autoShipFiles(s.db).lock), Boolean, 30_000);
+    await waitFor('a shipper', () => shipperRunning(autoShipFiles(s.db).locks), Boolean, 30_000);
     for (let n = 0; n < 3; n++) await runHook(commandFor('PreToolUse'), preToolUse('s3', n), s.env, s.dir);
     const c = await runHook(commandFor('Stop'), stop('s3'), env, s.dir);
     expect(c.code).toBe(0);
@@ -303,43 +305,58 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     );
   });
 
-  it('"ship again": a Stop while the shipper waits for a manual `ship --follow` makes it pass once more; nothing is duplicated', async () => {
+  it('a manual `ship --follow` holds the ledger: a Stop only marks "ship again", a manual `ship` is refused naming it, and its end hands the mark to a background shipper; nothing is duplicated', async () => {
     const s = await setUp();
     const commandFor = await install(s);
     for (let n = 0; n < 2; n++) await runHook(commandFor('PreToolUse'), preToolUse('s1', n), s.env, s.dir);
     const fullUrl = s.url.replace('postgres://postgres@', `postgres://postgres:${s.password}@`);
-    // A manual shipper for the same ledger holds the source's PostgreSQL lock while it runs.
-    const follow = startCli(['ship', '--follow', '--db', s.db], { env: { ...s.env, HOOKLEDGER_SHIP_TO: fullUrl } });
+    const shipEnv = { ...s.env, HOOKLEDGER_SHIP_TO: fullUrl };
+    const follow = startCli(['ship', '--follow', '--db', s.db], { env: shipEnv });
     try {
       await waitFor(
-        'the manual ship',
+        'the follower',
         () => centreCounts(s.database),
         (c) => c.n === 2,
       );
-      await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+      const stopped = await runHook(commandFor('Stop'), stop('s1'), s.env, s.dir);
+      expect(stopped.code).toBe(0);
+      // The follower ships the Stop; the event started no shipper of its own.
       await waitFor(
-        'the shipper to wait for the manual one',
-        () => logLines(s.db),
-        (l) => l.some((x) => /another ship for source src-\S+ is running; waiting for it/.test(x)),
+        'the follower to ship the Stop',
+        () => centreCounts(s.database),
+        (c) => c.n === 3,
       );
-      // The shipper is in its pass: this event only marks "ship again".
-      const second = await runHook(
-        commandFor('SessionEnd'),
-        { hook_event_name: 'SessionEnd', session_id: 's1', reason: 'exit' },
-        s.env,
-        s.dir,
+      expect(shipAgainMarked(autoShipFiles(s.db))).toBe(true);
+      expect(logLines(s.db).filter((l) => / started, shipping /.test(l))).toEqual([]);
+      const status = JSON.parse((await runCli(['ship', '--status', '--db', s.db, '--json'], { env: s.env })).stdout);
+      expect(status).toMatchObject({ running: true, holder: { pid: follow.child.pid, command: 'ship --follow' } });
+      // A manual ship beside it: one line naming the follower, exit 3, nothing shipped.
+      const manual = await runCli(['ship', '--db', s.db, '--json'], { env: shipEnv });
+      expect(manual.code).toBe(3);
+      expect(manual.stdout).toBe('');
+      expect(manual.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(manual.stderr).toMatch(
+        new RegExp(`^hookledger: another shipper \\(pid ${follow.child.pid}, ship --follow\\) holds .*laptop\\.db and keeps shipping it`),
       );
-      expect(second.code, second.stderr).toBe(0);
+      expect(manual.stderr).not.toContain(s.password);
     } finally {
       follow.child.kill('SIGINT');
       await follow.exited;
     }
+    expect(follow.output.stderr).toBe('');
+    // The follower let go with "ship again" set: a background shipper took it over and found nothing left.
+    await waitFor(
+      'the background shipper',
+      () => readShipStatus(autoShipFiles(s.db))?.state,
+      (state) => state === 'shipped',
+    );
     await shipperGone(s.db);
     const local = countLocal(s.db);
-    expect(local).toBe(4);
+    expect(local).toBe(3);
     expect(await centreCounts(s.database)).toEqual({ n: local, distinct: local });
-    expect(readShipStatus(autoShipFiles(s.db))).toMatchObject({ state: 'shipped', passes: 2 });
+    expect(readShipStatus(autoShipFiles(s.db))).toMatchObject({ state: 'shipped', passes: 1, invocations: 0 });
     expect(logLines(s.db).filter((l) => / started, shipping /.test(l))).toHaveLength(1);
+    expect(shipAgainMarked(autoShipFiles(s.db))).toBe(false);
     expect((await verifyCentre(fullUrl)).problems).toEqual([]);
   });
 
@@ -349,11 +366,11 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
     // A long debounce holds the first shipper before it ships anything; then it is killed.
     await runHook(commandFor('Stop'), stop('s1'), { ...s.env, HOOKLEDGER_SHIP_DEBOUNCE_MS: '60000' }, s.dir);
     const files = autoShipFiles(s.db);
-    await waitFor('a shipper', () => readShipStatus(files)?.state === 'running' && shipperRunning(files.lock), Boolean, 30_000);
+    await waitFor('a shipper', () => readShipStatus(files)?.state === 'running' && shipperRunning(files.locks), Boolean, 30_000);
     process.kill(readShipStatus(files)!.pid, 'SIGKILL');
     await waitFor(
       'the lock to be free',
-      () => shipperRunning(files.lock),
+      () => shipperRunning(files.locks),
       (running) => !running,
       30_000,
     );

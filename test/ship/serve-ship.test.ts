@@ -6,6 +6,8 @@ import { tempDir } from '../helpers.js';
 import { freshDatabase } from '../postgres/support.js';
 import { centreCounts, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
+import { shipperRunning } from '../../src/ledger/ship-lock.js';
+import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
 
 /**
  * `serve` shipping its ledger (HOOKLEDGER_SHIP_TO or --ship): the real server, its real
@@ -119,6 +121,82 @@ describe('serve ships its ledger (HOOKLEDGER_SHIP_TO / --ship)', { timeout: 240_
     } finally {
       again.serve.child.kill('SIGKILL');
     }
+  });
+
+  it("one shipper per ledger beside serve: a hook's end event only marks, a manual ship is refused naming the follower, a background one leaves; every record once", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
+    const db = join(dir, 'ledger.db');
+    const { url: centre, name } = await freshDatabase('serveship');
+    const password = decodeURIComponent(new URL(centre).password);
+    const withoutPassword = new URL(centre);
+    withoutPassword.password = '';
+    const env = { HOME: dir, HOOKLEDGER_SHIP_TO: centre, HOOKLEDGER_SHIP_DEBOUNCE_MS: '200' };
+    const files = autoShipFiles(db);
+    const { serve, url } = await startServe(dir, env);
+    try {
+      for (let n = 0; n < 3; n++) await post(url, n);
+      await waitFor(
+        '3 shipped',
+        () => centreCounts(name),
+        (c) => c.n >= 3,
+      );
+      const follower = followerPids(serve)[0]!;
+      const status = JSON.parse((await runCli(['ship', '--status', '--db', db, '--json'], { env })).stdout);
+      expect(status).toMatchObject({ running: true, holder: { pid: follower, command: 'ship --follow' } });
+
+      // A Claude Code hook on serve's ledger ends a turn: it records, marks "ship again" and starts no shipper.
+      const stop = await runCli(['claude', '--config', join(dir, 'hooks.json'), '--db', db, '--ship-to', withoutPassword.toString()], {
+        env: { HOME: dir, PGPASSWORD: password, HOOKLEDGER_SHIP_TO: '' },
+        input: JSON.stringify({ hook_event_name: 'Stop', session_id: 'serve-1', stop_hook_active: false, cwd: dir }),
+      });
+      expect(stop.code, stop.stderr).toBe(0);
+      expect(stop.stderr).toBe('');
+      // A manual ship: one line naming the follower, exit 3.
+      const manual = await runCli(['ship', '--db', db], { env });
+      expect(manual.code).toBe(3);
+      expect(manual.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(manual.stderr).toContain(`hookledger: another shipper (pid ${follower}, ship --follow) holds ${db} and keeps shipping it`);
+      expect(manual.stderr).not.toContain(password);
+      // A background shipper (what a hook racing the follower's start would have started): leaves at once, saying who ships.
+      const background = await runCli(['ship', '--background', '--db', db], { env });
+      expect(background.code, background.stderr).toBe(0);
+      const log = readFileSync(files.log, 'utf8');
+      expect(log).toMatch(
+        new RegExp(
+          `shipper pid \\d+: another shipper \\(pid ${follower}, ship --follow\\) holds ${db.replaceAll('.', '\\.')}; it ships these records`,
+        ),
+      );
+      expect(log).not.toMatch(/ started, shipping /);
+      // The follower shipped the hook's record: every record once.
+      await waitFor(
+        '4 shipped',
+        () => centreCounts(name),
+        (c) => c.n >= 4,
+      );
+      expect(alive(follower)).toBe(true);
+      serve.child.kill('SIGTERM');
+      expect((await serve.exited).code).toBe(0);
+    } finally {
+      serve.child.kill('SIGKILL');
+    }
+    // Stopped with "ship again" set (the hook's mark), the follower handed it to a background shipper, which found nothing left.
+    await waitFor(
+      'the background shipper',
+      () => readShipStatus(files)?.state,
+      (state) => state === 'shipped',
+      60_000,
+    );
+    await waitFor(
+      'the lock to be free',
+      () => shipperRunning(files.locks),
+      (running) => !running,
+      30_000,
+    );
+    expect(readShipStatus(files)).toMatchObject({ invocations: 0 });
+    expect(readFileSync(files.log, 'utf8').match(/ started, shipping /g)).toHaveLength(1);
+    expect(await centreCounts(name)).toEqual({ n: 4, distinct: 4 });
+    expect((await verifyCentre(centre)).problems).toEqual([]);
   });
 
   it('refuses --ship with a password, or with a PostgreSQL ledger, in one line before serving', async () => {

@@ -2,6 +2,7 @@ import { UsageError } from '../../domain/errors.js';
 import { openLedger } from '../../ledger/open.js';
 import { resolveLedgerPath } from '../../ledger/paths.js';
 import { isPostgresUrl, passwordInFlag } from '../../ledger/postgres/url.js';
+import { takeLedgerForShipping, type LedgerShipper } from '../../ship/one-shipper.js';
 import { ship, type ShipProgress, type ShipReport } from '../../ship/ship.js';
 import { shipInBackground, shipStatus } from '../ship-auto.js';
 import { boolFlag, ledgerOptions, stringFlag, type Command, type CommandArgs } from '../command.js';
@@ -18,7 +19,10 @@ export const command: Command = {
   completions, hook sets, chain links, prune checkpoints, legal holds) into the central ledger,
   with this ledger's source id and host, then prints counts. Each batch and the source's
   high-water mark commit in one PostgreSQL transaction: re-running, a killed ship or two ships
-  at once never duplicate or skip a record. docs/ship.md.
+  at once never duplicate or skip a record. One shipper per ledger: while another ships it (a
+  hook's background shipper, another ship), this one says so in one line and waits; when that
+  one is a follower (ship --follow, serve --ship's), it says so with its pid and exits 3: the
+  follower ships these records. docs/ship.md.
   --to URL             the central ledger (else $HOOKLEDGER_SHIP_TO), without its password
                        (refused: it would show in the process list); give the password with
                        PGPASSWORD or ~/.pgpass, or the whole URL in $HOOKLEDGER_SHIP_TO
@@ -75,7 +79,19 @@ export const command: Command = {
     // however it ended, stops this follower too.
     if (io.env.HOOKLEDGER_SHIP_PARENT_PIPE === '1') io.stdin.once('end', onSignal).once('error', onSignal).resume();
     let progressShown = false;
+    let shipper: LedgerShipper | null = null;
     try {
+      // One shipper per ledger (ship/one-shipper.ts): serve's follower waits for anyone, a manual ship for a shipper that finishes.
+      shipper = await takeLedgerForShipping({
+        ledgerPath: path,
+        command: follow ? 'ship --follow' : 'ship',
+        patient: io.env.HOOKLEDGER_SHIP_PARENT_PIPE === '1',
+        url,
+        env: io.env,
+        signal: stop.signal,
+        notice: (line) => io.stderr.write(`hookledger: ship: ${line}\n`),
+      });
+      if (!shipper) return 0; // stopped while waiting: nothing shipped, nothing to report
       const report = await ship({
         ledger,
         url,
@@ -105,6 +121,7 @@ export const command: Command = {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      shipper?.release();
       ledger.close();
     }
   },

@@ -192,13 +192,16 @@ export async function shipBatch(
   sourceId: string,
   read: (afterSeq: number) => LocalBatch | Promise<LocalBatch>,
 ): Promise<{ counts: ShipCounts; head: ShippedHead } | null> {
-  await client.query('BEGIN');
+  // Statements that need no reply in between go in one round trip (a simple query of several statements): each round
+  // trip is time the backend waits for ship's event loop, which is busy reading the next batch (docs/ship.md, "Round trips").
+  const source = client.escapeLiteral(sourceId);
   try {
     const head = (
-      await client.query<{ head_seq: number; head_hash: string }>('SELECT head_seq, head_hash FROM writers WHERE id = $1 FOR UPDATE', [
-        sourceId,
-      ])
-    ).rows[0];
+      (await client.query(`BEGIN; SELECT head_seq, head_hash FROM writers WHERE id = ${source} FOR UPDATE`)) as unknown as [
+        pg.QueryResult,
+        pg.QueryResult<{ head_seq: number; head_hash: string }>,
+      ]
+    )[1].rows[0];
     if (!head) throw new LedgerError('ledger_ship_unregistered', `source ${sourceId} is not registered at the centre`);
     const batch = await read(head.head_seq);
     const span = batch.span;
@@ -213,9 +216,11 @@ export async function shipBatch(
         `this ledger's link ${span.firstSeq} does not follow link ${head.head_seq} that the centre holds for source ${sourceId}: the ledger was replaced or restored from an older copy; ship it under a new source id (delete its ship_source row)`,
       );
     const counts = await writeBatch(client, sourceId, batch);
-    await client.query('UPDATE writers SET head_seq = $2, head_hash = $3 WHERE id = $1', [sourceId, span.lastSeq, span.lastHash]);
-    await client.query('UPDATE ship_sources SET last_shipped_at = $2 WHERE id = $1', [sourceId, Date.now()]);
-    await client.query('COMMIT');
+    const seq = Math.trunc(span.lastSeq);
+    await client.query(
+      `UPDATE writers SET head_seq = ${seq}, head_hash = ${client.escapeLiteral(span.lastHash)} WHERE id = ${source};
+       UPDATE ship_sources SET last_shipped_at = ${Date.now()} WHERE id = ${source}; COMMIT`,
+    );
     return { counts, head: { seq: span.lastSeq, hash: span.lastHash } };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -237,12 +242,15 @@ async function writeBatch(client: pg.ClientBase, sourceId: string, batch: LocalB
     const hookSetOf = (k: number) => String(hookSetIds.get(invocations[k]![1]) ?? '\\N') + '\t';
     if (ways.direct) {
       // Central ids first (the outcomes name them), from the identity's own sequence: unique whatever else inserts meanwhile.
-      centralIds = (await client.query<{ id: string }>(RESERVE_INVOCATION_IDS, [invocations.length])).rows.map((r) => r.id);
+      // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0006), before
+      // the outcomes, whose own trigger counts failures into them; the setting goes in the round trip that reserves the ids.
+      const reserve = RESERVE_INVOCATION_IDS.replace('$1', String(invocations.length));
+      const reserved = (await client.query(
+        ways.batchSummaries ? `SELECT set_config('hookledger.summaries', 'batch', true); ${reserve}` : reserve,
+      )) as unknown as pg.QueryResult<{ id: string }> | [pg.QueryResult, pg.QueryResult<{ id: string }>];
+      centralIds = (Array.isArray(reserved) ? reserved[1] : reserved).rows.map((r) => r.id);
       let text = '';
       for (let k = 0; k < invocations.length; k++) text += centralIds[k]! + '\t' + hookSetOf(k) + invocations[k]![2];
-      // The session summaries of the whole batch in one statement instead of a row trigger per invocation (migration 0006), before
-      // the outcomes, whose own trigger counts failures into them.
-      if (ways.batchSummaries) await client.query(`SELECT set_config('hookledger.summaries', 'batch', true)`);
       counts.invocations = await copyIn(client, 'invocations', INVOCATION_COPY_COLUMNS, text);
       if (ways.batchSummaries) await client.query('SELECT hl_session_summaries_add($1::bigint[])', [centralIds]);
     } else {

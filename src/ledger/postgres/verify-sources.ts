@@ -140,6 +140,15 @@ async function verifySource(
     // Triggers keep report caches; a scratch copy has no reports.
     for (const name of s.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).pluck().all() as string[])
       s.exec(`DROP TRIGGER "${name}"`);
+    // So do the reports' indexes: verify reads records by primary key and outcomes by invocation, and each secondary
+    // index cost every rebuilt row an entry (about 20 on invocations). Keys and unique constraints stay.
+    for (const name of s
+      .prepare(
+        `SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('invocations', 'outcomes') AND name <> 'outcomes_invocation' AND sql NOT LIKE 'CREATE UNIQUE%'`,
+      )
+      .pluck()
+      .all() as string[])
+      s.exec(`DROP INDEX "${name}"`);
     const inserts = new Map(TABLES.map((t) => [t.table, s.prepare(insert(t.table, t.names))]));
     const replaces = new Map(TABLES.map((t) => [t.table, s.prepare(insert(t.table, t.names, true))]));
     // Central text is stored escaped (text.ts); the source hashed the original.

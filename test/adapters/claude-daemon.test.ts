@@ -81,8 +81,13 @@ function runLauncher(options: { cwd: string; args: string[]; input: string; env:
   });
 }
 
+/**
+ * The daemon on, in `sockets`. The acknowledgement wait is generous: on a loaded test machine a
+ * slow acknowledgement would send an event in process (correct, but not what most tests count);
+ * the test of a stuck daemon sets its own.
+ */
 function daemonEnv(sockets: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { HOOKLEDGER_DAEMON: 'on', HOOKLEDGER_DAEMON_DIR: sockets, ...extra };
+  return { HOOKLEDGER_DAEMON: 'on', HOOKLEDGER_DAEMON_DIR: sockets, HOOKLEDGER_DAEMON_ACK_MS: '15000', ...extra };
 }
 
 /** The pids of daemons whose socket is in `sockets` (their argv names it). */
@@ -381,18 +386,21 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     const sockets = socketDir();
     scriptsConfig(cwd);
     const db = join(cwd, 'l.db');
+    const env = daemonEnv(sockets);
     const burst = () =>
       Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', db], input: bash(`rm -rf /n${i}`), env: daemonEnv(sockets) }),
+          runLauncher({ cwd, args: ['--config', 'hooks.json', '--db', db], input: bash(`rm -rf /n${i}`), env }),
         ),
       );
     // Cold: no daemon yet; each decides in process and may start one.
     for (const run of await burst()) expect(denyReason(run)).toContain('block-rm');
     await waitFor('one daemon to remain', () => daemonPids(sockets).length === 1, 30_000);
-    await sleep(2500); // longer than the daemons' ownership check: a second one would have shown up or gone
-    expect(daemonPids(sockets).length).toBe(1);
+    // A daemon started late by a slow event finds this one answering and exits; none stays beside it.
+    await sleep(2500);
+    await waitFor('one daemon to remain', () => daemonPids(sockets).length === 1, 30_000);
     const status = await daemonStatus(sockets);
+    expect(status.pid).toBe(daemonPids(sockets)[0]);
 
     // Warm: all eight at once through the one daemon.
     for (const run of await burst()) expect(denyReason(run)).toContain('block-rm');
@@ -403,20 +411,25 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
   it('a daemon stuck in a hook does not hold other events: they are decided in process once, and a fresh daemon takes over', async () => {
     const cwd = project();
     const sockets = socketDir();
-    // An in-process hook that blocks the daemon's event loop for 4 s on "spin".
+    // An in-process hook that blocks the daemon's event loop for 6 s on "spin".
     writeFileSync(
       join(cwd, 'hooks.mjs'),
       `export default { name: 'spin', hooks: [
   { id: 'spin', point: 'pre_tool_use', capability: 'guardrail',
     run: (inv) => { const c = String(inv.toolInput?.command ?? '');
-      if (c.includes('spin')) { const end = Date.now() + 4000; while (Date.now() < end) {} }
+      if (c.includes('spin')) { const end = Date.now() + 6000; while (Date.now() < end) {} }
       return c.includes('rm -rf') ? { decision: 'deny', reasonCode: 'policy_violation', message: 'no rm' } : undefined; } },
 ] };
 `,
     );
     const db = join(cwd, 'l.db');
     const run = (command: string, id: string) =>
-      runLauncher({ cwd, args: ['--config', 'hooks.mjs', '--db', db], input: bash(command, id), env: daemonEnv(sockets) });
+      runLauncher({
+        cwd,
+        args: ['--config', 'hooks.mjs', '--db', db],
+        input: bash(command, id),
+        env: daemonEnv(sockets, { HOOKLEDGER_DAEMON_ACK_MS: '1000' }),
+      });
     await run('ls', 'toolu_first');
     const stuck = await daemonStatus(sockets);
     const spinning = run('spin', 'toolu_spin');
@@ -424,7 +437,7 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     const started = Date.now();
     const other = await run('rm -rf /', 'toolu_other');
     expect(denyReason(other)).toContain('no rm');
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(Date.now() - started).toBeLessThan(6000);
     expect((await spinning).code).toBe(0);
     // One daemon remains: the one the other event started, if it found the stuck one still silent
     // (which then saw it was replaced and left), else the stuck one, now free again.

@@ -37,6 +37,7 @@ ${shipToUsage(shipEvents)}`,
         // The answer goes out (and is flushed) before background hooks are waited for.
         if (answer.json !== null) await write(io.stdout, `${JSON.stringify(answer.json)}\n`);
         if (answer.stderr !== null) await write(io.stderr, `${answer.stderr}\n`);
+        io.answered?.(answer.exitCode);
         await result.finish(deadlineMs);
         await shipAfterEvent(args, io, result.eventName, shipEvents);
         return answer.exitCode;

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { describeThrown } from '../domain/errors.js';
 import type { Command, CommandArgs } from './command.js';
+import { DAEMON_FLAG } from './daemon/socket-place.js';
 import { readStdinSync, type CliIo } from './io.js';
 
 /**
@@ -12,6 +13,22 @@ import { readStdinSync, type CliIo } from './io.js';
  * file. Never exits 1: a flag it cannot parse is answered like any other failure to decide
  * (exit 2, the reason on stderr).
  */
+/**
+ * The entry of an agent's bundle (NAME-bundle.cjs): one event in this process, or, started by
+ * the launcher (daemon/client.ts) as `NAME-local.cjs --hookledger-daemon SOCKET BUILD`, the
+ * daemon that decides the following events.
+ */
+export function runAgentBin(name: string, command: Command): void {
+  if (process.argv[2] === DAEMON_FLAG) {
+    // Loaded only here: the daemon's net and worker_threads stay out of a process that decides one event.
+    void import('./daemon/server.js').then(({ runDaemon }) =>
+      runDaemon({ name, command, socketPath: process.argv[3] ?? '', buildId: process.argv[4] ?? '' }),
+    );
+  } else {
+    runHookBin(name, command);
+  }
+}
+
 export function runHookBin(name: string, command: Command, argv: string[] = process.argv.slice(2)): void {
   const io = fdIo();
   const finish = (code: number) => io.stdout.write('', () => io.stderr.write('', () => process.exit(code)));

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildClaudeBundle } from '../../scripts/build-bundle.js';
+import { buildClaudeBundle, buildHookBundle } from '../../scripts/build-bundle.js';
 import { listDaemons } from '../../src/cli/daemon/admin.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { runCli } from '../cli-helpers.js';
@@ -27,6 +27,7 @@ const socketDirs: string[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hookledger-daemon-'));
   launcher = await buildClaudeBundle(join(dir, 'pkg', 'dist', 'bundle', 'claude.cjs'));
+  for (const agent of ['codex', 'gemini'] as const) await buildHookBundle(agent, join(dir, 'pkg', 'dist', 'bundle', `${agent}.cjs`));
   for (const name of ['migrations', 'node_modules']) symlinkSync(join(root, name), join(dir, 'pkg', name));
 }, 60_000);
 
@@ -63,9 +64,16 @@ interface Run {
 }
 
 /** Runs the launcher as Claude Code does: argv, the event on stdin, the project's environment. */
-function runLauncher(options: { cwd: string; args: string[]; input: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+function runLauncher(options: {
+  cwd: string;
+  args: string[];
+  input: string;
+  env: NodeJS.ProcessEnv;
+  agent?: 'codex' | 'gemini';
+}): Promise<Run> {
+  const [entry, name] = options.agent ? [join(dir, 'pkg', 'dist', 'bundle', `${options.agent}.cjs`), options.agent] : [launcher, 'claude'];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [launcher, 'claude', ...options.args], {
+    const child = spawn(process.execPath, [entry, name, ...options.args], {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -531,6 +539,73 @@ describe('the claude daemon', { timeout: 120_000 }, () => {
     ).toContain('block-rm');
     expect((await daemonStatus(sockets)).events).toBe(before + 1);
     expect(completedCount(join(cwd, 'l.db'))).toBe(2);
+  });
+
+  it('codex and gemini go through their own daemon and decide as in process', async () => {
+    const cwd = project();
+    const wire = join(root, 'test/fixtures/agents/wire-hooks.mjs');
+    const common = { session_id: 's-agents', cwd: '/work/app', transcript_path: null };
+    const events = {
+      codex: [
+        {
+          ...common,
+          turn_id: 't',
+          model: 'm',
+          permission_mode: 'default',
+          hook_event_name: 'PreToolUse',
+          tool_name: 'shell',
+          tool_input: { command: 'rm -rf /' },
+          tool_use_id: 'c1',
+        },
+        {
+          ...common,
+          turn_id: 't',
+          model: 'm',
+          permission_mode: 'default',
+          hook_event_name: 'PreToolUse',
+          tool_name: 'shell',
+          tool_input: { command: 'ls' },
+          tool_use_id: 'c2',
+        },
+        'not json',
+      ],
+      gemini: [
+        {
+          ...common,
+          timestamp: '2026-11-23T19:00:00Z',
+          hook_event_name: 'BeforeTool',
+          tool_name: 'run_shell_command',
+          tool_input: { command: 'rm -rf /' },
+        },
+        {
+          ...common,
+          timestamp: '2026-11-23T19:00:00Z',
+          hook_event_name: 'BeforeTool',
+          tool_name: 'run_shell_command',
+          tool_input: { command: 'ls' },
+        },
+        'not json',
+      ],
+    };
+    for (const agent of ['codex', 'gemini'] as const) {
+      const sockets = socketDir();
+      const inputs = events[agent].map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
+      const run = (input: string, db: string, env: NodeJS.ProcessEnv) =>
+        runLauncher({ agent, cwd, args: ['--config', wire, '--db', db], input, env });
+      const here: Run[] = [];
+      for (const input of inputs)
+        here.push(await run(input, `${agent}-here.db`, { HOOKLEDGER_DAEMON: 'off', HOOKLEDGER_DAEMON_DIR: sockets }));
+      await run(inputs[1]!, `${agent}-warmup.db`, daemonEnv(sockets));
+      const before = (await daemonStatus(sockets)).events;
+      const daemon: Run[] = [];
+      for (const input of inputs) daemon.push(await run(input, `${agent}-daemon.db`, daemonEnv(sockets)));
+      expect((await daemonStatus(sockets)).events - before).toBe(inputs.length);
+      await daemonQuiet(sockets);
+      expect(daemon.map(comparable)).toEqual(here.map(comparable));
+      expect(daemon[0]!.stdout).toContain('deny');
+      expect(recorded(join(cwd, `${agent}-daemon.db`))).toEqual(recorded(join(cwd, `${agent}-here.db`)));
+      expect(readdirSync(sockets).filter((f) => f.endsWith('.sock'))[0]).toMatch(new RegExp(`^${agent}-`));
+    }
   });
 
   it('HOOKLEDGER_DAEMON=off never starts one', async () => {

@@ -6,12 +6,13 @@ import { daemonDir } from '../daemon/socket-place.js';
 import { writeJson } from '../io.js';
 
 export const command: Command = {
-  summary: "the claude daemon that decides Claude Code's events without a Node start-up each: status, stop",
+  summary: "the daemon that decides Claude Code's (Codex's, Gemini CLI's) events without a Node start-up each: status, stop",
   usage: `daemon status [--json] | daemon stop
 
-  The command install-claude writes asks a long-lived hookledger process (started by the first
-  event, one per user, hookledger build and Node version) to decide each event, and decides in
-  its own process when there is none (docs/claude-code.md "The daemon").
+  The commands install-claude, install-codex and install-gemini write ask a long-lived
+  hookledger process (started by the first event; one per user, agent, hookledger build and
+  Node version) to decide each event, and decide in their own process when there is none
+  (docs/claude-code.md "The daemon").
   status   every daemon of this user: pid, build, events decided, open ledgers, loaded configs
   stop     asks each to exit once its events in flight are decided; the next event starts one
   Sockets live in $HOOKLEDGER_DAEMON_DIR, else $XDG_RUNTIME_DIR/hookledger, else
@@ -35,7 +36,7 @@ export const command: Command = {
         }
         const minutes = ((Date.now() - status.startedAt) / 60_000).toFixed(1);
         io.stdout.write(
-          `pid ${status.pid}: build ${status.build}, node ${status.node}, up ${minutes} min, ${status.events} event(s), ${status.inFlight} in flight, idle exit after ${status.idleMs} ms\n` +
+          `${status.agent}, pid ${status.pid}: build ${status.build}, node ${status.node}, up ${minutes} min, ${status.events} event(s), ${status.inFlight} in flight, idle exit after ${status.idleMs} ms\n` +
             status.ledgers.map((l) => `  ledger ${escapeControls(l, false)}\n`).join('') +
             status.configs.map((c) => `  config ${escapeControls(c, false)}\n`).join(''),
         );

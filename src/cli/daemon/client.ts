@@ -1,5 +1,6 @@
 /**
- * The entry of dist/bundle/claude.cjs, the command `install-claude` writes: a launcher that hands
+ * The entry of dist/bundle/claude.cjs (and codex.cjs, gemini.cjs), the command `install-claude`
+ * (`install-codex`, `install-gemini`) writes: a launcher that hands
  * the event to a long-lived hookledger daemon over a per-user Unix socket, the way eslint_d and
  * prettierd do, and otherwise decides in this process exactly as before.
  *
@@ -32,9 +33,11 @@ import {
 declare const __HOOKLEDGER_BUILD_ID__: string;
 /** Set by scripts/build-bundle.ts: whether the daemon is asked when HOOKLEDGER_DAEMON is unset. */
 declare const __HOOKLEDGER_DAEMON_DEFAULT__: boolean;
+/** Set by scripts/build-bundle.ts: the agent command (`claude`, `codex`, `gemini`). */
+declare const __HOOKLEDGER_AGENT__: string;
 
-const AGENT = 'claude';
-const LOCAL = join(__dirname, 'claude-local.cjs');
+const AGENT = __HOOKLEDGER_AGENT__;
+const LOCAL = join(__dirname, `${AGENT}-local.cjs`);
 
 void main();
 

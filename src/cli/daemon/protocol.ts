@@ -54,6 +54,8 @@ export interface RefusalReply {
 /** `hookledger daemon status`. */
 export interface StatusReply {
   ok: true;
+  /** The agent command it runs (claude, codex, gemini). */
+  agent: string;
   pid: number;
   build: string;
   node: string;

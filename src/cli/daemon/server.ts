@@ -79,6 +79,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       if (request.op === 'status') {
         const status: StatusReply = {
           ok: true,
+          agent: options.name,
           pid: process.pid,
           build: options.buildId,
           node: process.version,

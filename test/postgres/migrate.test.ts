@@ -85,6 +85,10 @@ describe('PostgreSQL schema and migrations', () => {
     expect(await adminSql(`SELECT indexdef FROM pg_indexes WHERE indexname = 'outcomes_health'`, name)).toEqual([
       { indexdef: 'CREATE INDEX outcomes_health ON public.outcomes USING btree (hook_id, started_at, duration_us)' },
     ]);
+    // 0011: explain's tool-use id lookups through a hash index.
+    expect(await adminSql(`SELECT indexdef FROM pg_indexes WHERE indexname = 'invocations_tool_use_id'`, name)).toEqual([
+      { indexdef: 'CREATE INDEX invocations_tool_use_id ON public.invocations USING hash (tool_use_id)' },
+    ]);
     // 0010: the centre's index audit (docs/postgres.md, Indexes): two indexes gone, two partial.
     expect(
       await adminSql(

@@ -86,10 +86,7 @@ export async function runAutoShipper(options: AutoShipperOptions): Promise<AutoS
       lock = null;
       // An event that found the lock still held marked "ship again" before it looked: take it over.
       if (!shipAgainMarked(files)) break;
-      // With a wait, not at once: a probe (an event's look, `ship --status`) holds the lock file for an
-      // instant, and leaving then would leave the mark to nobody. Not got within the wait: another
-      // shipper took it, and clears the mark as it starts.
-      lock = ShipperLock.tryAcquire(files.locks, lockWaitMs, 'ship --background');
+      lock = retakeForMark(files, lockWaitMs);
       if (!lock) break;
     }
     status.state = 'shipped';
@@ -136,4 +133,15 @@ async function shipPass(ledger: Ledger, options: AutoShipperOptions, files: Auto
     files,
     `${who}: pass ${status.passes}: shipped ${report.shipped.invocations} invocations (${report.shipped.links} links) to ${report.to} as source ${report.source}; up to link ${report.head.seq} of ${report.localHead}`,
   );
+}
+
+/**
+ * The lock taken back after letting it go, for a "ship again" mark seen then (step 4 of
+ * docs/ship.md, "The shipper"). With a wait, not in one try: a look (an event's, `ship --status`)
+ * holds a lock file for an instant, and a shipper that left then would leave the mark to nobody
+ * when that look was one that starts no shipper. Null only when another shipper took the lock
+ * meanwhile, which clears the mark as it starts.
+ */
+export function retakeForMark(files: AutoShipFiles, waitMs: number): ShipperLock | null {
+  return ShipperLock.tryAcquire(files.locks, waitMs, 'ship --background');
 }

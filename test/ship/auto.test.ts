@@ -270,7 +270,9 @@ describe('automatic shipping after Stop/SessionEnd (install-claude --ship)', { t
   it('two Stop events at the same instant start one shipper; a third during its run only marks "ship again"; nothing is duplicated', async () => {
     const s = await setUp();
     const commandFor = await install(s);
-    const env = { ...s.env, HOOKLEDGER_SHIP_DEBOUNCE_MS: '4000' };
+    // The third Stop must come while the first shipper still waits out its debounce: 3 tool hooks and a Stop
+    // took 12 s at load 16-18 (6 busy loops beside the test run), when a 4 s debounce let a second shipper start.
+    const env = { ...s.env, HOOKLEDGER_SHIP_DEBOUNCE_MS: '20000' };
     const [a, b] = await Promise.all([
       runHook(commandFor('Stop'), stop('s1'), env, s.dir),
       runHook(commandFor('Stop'), stop('s2'), env, s.dir),

@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, startCli, type StartedCli } from '../cli-helpers.js';
-import { tempDir } from '../helpers.js';
+import { sleep, tempDir } from '../helpers.js';
 import { freshDatabase } from '../postgres/support.js';
 import { centreCounts, waitFor } from './auto-support.js';
 import { verifyCentre } from './support.js';
-import { shipperRunning } from '../../src/ledger/ship-lock.js';
+import { shipperHolder, shipperRunning } from '../../src/ledger/ship-lock.js';
+import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { autoShipFiles, readShipStatus } from '../../src/ship/auto-files.js';
 
 /**
@@ -196,6 +197,54 @@ describe('serve ships its ledger (HOOKLEDGER_SHIP_TO / --ship)', { timeout: 240_
     expect(readShipStatus(files)).toMatchObject({ invocations: 0 });
     expect(readFileSync(files.log, 'utf8').match(/ started, shipping /g)).toHaveLength(1);
     expect(await centreCounts(name)).toEqual({ n: 4, distinct: 4 });
+    expect((await verifyCentre(centre)).problems).toEqual([]);
+  });
+
+  it("serve's follower waits while a background shipper holds the ledger (one line with its pid), then ships everything once", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'hooks.json'), JSON.stringify(HOOKS));
+    const db = join(dir, 'ledger.db');
+    await SqliteLedger.open({ path: db }).close();
+    const { url: centre, name } = await freshDatabase('serveship');
+    const env = { HOME: dir, HOOKLEDGER_SHIP_TO: centre };
+    // A hook's background shipper, held in its debounce: it has the ledger's lock.
+    const background = startCli(['ship', '--background', '--db', db], { env: { ...env, HOOKLEDGER_SHIP_DEBOUNCE_MS: '120000' } });
+    onTestFinished(() => void background.child.kill('SIGKILL'));
+    const files = autoShipFiles(db);
+    await waitFor(
+      'the background shipper',
+      () => shipperHolder(files.locks)?.pid,
+      (pid) => pid === background.child.pid,
+      30_000,
+    );
+    const { serve, url } = await startServe(dir, env);
+    try {
+      await waitFor(
+        'the follower to wait',
+        () => serve.output.stderr,
+        (e) =>
+          e.includes(
+            `hookledger serve: ship: another shipper (pid ${background.child.pid}, ship --background) holds ${db}; waiting for it`,
+          ),
+        30_000,
+      );
+      for (let n = 0; n < 3; n++) await post(url, n);
+      await sleep(1000);
+      expect(await centreCounts(name)).toEqual({ n: 0, distinct: 0 }); // one shipper at a time: the follower waits
+      expect(followerPids(serve)).toHaveLength(1); // waiting, not ended and restarted
+      background.child.kill('SIGKILL');
+      await waitFor(
+        '3 shipped',
+        () => centreCounts(name),
+        (c) => c.n >= 3,
+      );
+      expect(await centreCounts(name)).toEqual({ n: 3, distinct: 3 });
+      expect(shipperHolder(files.locks)).toMatchObject({ pid: followerPids(serve)[0], command: 'ship --follow' });
+      serve.child.kill('SIGTERM');
+      expect((await serve.exited).code).toBe(0);
+    } finally {
+      serve.child.kill('SIGKILL');
+    }
     expect((await verifyCentre(centre)).problems).toEqual([]);
   });
 

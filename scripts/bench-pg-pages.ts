@@ -19,11 +19,10 @@
  *   both (median over rounds) and B/A. The ledger is left as it was (A): FILE is not recorded as applied.
  */
 import { readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { openLedger, type InvocationFilter, type Ledger } from '../dist/index.js';
-import { printTable, stats } from './bench-support.js';
+import { loadAverages, printTable, stats } from './bench-support.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,10 +41,7 @@ if (!values.url) {
 const URL_ = values.url;
 const RUNS = Number(values.runs);
 const DAY = 86_400_000;
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverages;
 
 interface Keys {
   maxId: number;

@@ -25,13 +25,13 @@
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openLedger, type InvocationFilter, type Ledger } from '../dist/index.js';
-import { BENCH_HOOKS_JS, printTable, stats } from './bench-support.js';
+import { BENCH_HOOKS_JS, loadAverages, printTable, stats } from './bench-support.js';
 import { packageRootDir as root } from './build-bundle.js';
 import { generatePostgresLedger } from './generate-ledger-postgres.js';
 import { PostgresServer } from './postgres-server.js';
@@ -53,10 +53,7 @@ const TOKEN = 'bench-token-0123456789abcdef0123';
 const PAYLOAD = readFileSync(join(root, 'test/fixtures/claude-code/01-pretooluse-bash-rm.json'));
 const DAY = 86_400_000;
 const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-pg-'));
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const load = loadAverages;
 
 // ---------------------------------------------------------------------------------------
 // serve

@@ -1,5 +1,7 @@
 /** Shared by the benchmark, load and crash scripts: percentiles, a plain table, flags, a seeded PRNG. */
 
+import { loadavg } from 'node:os';
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
@@ -72,3 +74,9 @@ export const BENCH_HOOKS = `[
 
 /** The hook set file of the serve benchmarks (ES module, `hooks` export). */
 export const BENCH_HOOKS_JS = `const HOOKS = [${BENCH_HOOK_BODY}];\nexport const hooks = { name: 'bench', version: '1', hooks: ${BENCH_HOOKS} };\n`;
+
+/** The 1, 5 and 15 minute load averages, for a benchmark's header lines. */
+export const loadAverages = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');

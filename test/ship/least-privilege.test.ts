@@ -147,13 +147,17 @@ describe('least privilege: a machine’s role writes only its own source', { tim
     }
     // A prunes what it shipped (its held session stays), records more; the next ship continues where the centre is
     // (the role reads its own head) and brings the prune checkpoint; what was pruned locally stays central.
+    // A hold placed before the prune is applied centrally ahead of the prune's checkpoint: ship applies a run's holds
+    // before its first batch, through hl_ship_holds as for the first hold.
+    const holdBeforePrune = await hookledger(['hold', 's-0', '--reason', 'case 44', '--db', a]);
+    expect(holdBeforePrune.code, holdBeforePrune.stderr).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const pruned = await hookledger(['prune', '--before', new Date().toISOString(), '--db', a, '--json']);
     expect(pruned.code, pruned.stderr).toBe(0);
     await writeMachine(a, ['laptop-a'], 5, 'a2');
     const more = await shipAs(machines.a);
     expect(more.code, more.stderr).toBe(0);
-    expect(JSON.parse(more.stdout).shipped).toMatchObject({ invocations: 5, checkpoints: 1 });
+    expect(JSON.parse(more.stdout).shipped).toMatchObject({ invocations: 5, checkpoints: 1, holds: 1 });
     const [counts] = await adminSql<{ a: number; b: number }>(
       'SELECT count(*) FILTER (WHERE writer_id = $1)::int AS a, count(*) FILTER (WHERE writer_id = $2)::int AS b FROM invocations',
       name,
@@ -250,6 +254,7 @@ describe('least privilege: a machine’s role writes only its own source', { tim
 
     // Holds: applied at the centre, invisible to a machine's role (its own and the other source's alike).
     expect(await adminSql('SELECT session_id, reason FROM legal_holds ORDER BY session_id', name)).toEqual([
+      { session_id: 's-0', reason: 'case 44' },
       { session_id: 's-1', reason: 'case 42' },
       { session_id: 's-2', reason: 'case 43' },
     ]);

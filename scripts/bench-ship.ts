@@ -46,7 +46,7 @@ const SOURCES = Number(flag('sources', '8'));
 const PER_SOURCE = Number(flag('per-source', '20000'));
 const LAG_SAMPLES = Number(flag('lag-samples', '30'));
 /** ship's default batch size (links per transaction), which the floor reads with too. */
-const BATCH = Number(flag('batch', '2000'));
+const BATCH = Number(flag('batch', '5000'));
 const OLD_SCHEMA = flag('old-schema', '');
 /** Another build's package root (a checkout with dist/ built): its `ship` is the old side of the A/B, into the schema it migrates to. */
 const OLD_ROOT = flag('old-root', '');

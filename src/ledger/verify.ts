@@ -690,7 +690,12 @@ function hookSetIntact(fingerprint: string, definition: string, name: string, ve
 function checkAnchor(s: Database.Database, anchor: Anchor, head: { seq: number; hash: string }, pruned: PrunedRanges): AnchorCheck {
   const base = { seq: anchor.seq, hash: anchor.hash };
   if (anchor.seq === 0) return { ...base, status: anchor.hash === GENESIS_HASH ? 'match' : 'mismatch' };
-  if (anchor.seq > head.seq) return { ...base, status: 'mismatch' };
+  if (anchor.seq > head.seq) {
+    // A central prune (`prunedElsewhere`) may take a shipped source's newest links: the source's chain has no later
+    // checkpoint link saying so, the centre's prune runs do, down to the hash of the last link removed.
+    const removedEnd = pruned.endHash(head.seq + 1, anchor.seq);
+    return { ...base, status: removedEnd !== undefined && removedEnd === anchor.hash ? 'pruned' : 'mismatch' };
+  }
   const hash = s.prepare('SELECT hash FROM chain WHERE seq = ?').pluck().get(anchor.seq) as string | undefined;
   if (hash !== undefined) return { ...base, status: hash === anchor.hash ? 'match' : 'mismatch' };
   const end = pruned.endHash(anchor.seq, anchor.seq);

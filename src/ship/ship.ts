@@ -32,7 +32,7 @@ export interface ShipOptions {
   ledger: SqliteHandle;
   /** The central ledger's `postgres://` URL. */
   url: string;
-  /** Links per batch (one PostgreSQL transaction each). Default 2000. */
+  /** Links per batch (one PostgreSQL transaction each). Default 5000 (docs/ship.md, "Batch size"). */
   batchSize?: number;
   /**
    * How long to keep retrying while the centre cannot be reached, ms; then fail. Default 120000;
@@ -84,7 +84,7 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
   const host = options.host ?? hostname();
   const source = sourceIdOf(options.ledger);
   const to = displayUrl(options.url);
-  const batchSize = options.batchSize ?? 2000;
+  const batchSize = options.batchSize ?? 5000;
   const retryForMs = options.retryForMs ?? (options.follow ? Infinity : 120_000);
   const shipped = zeroCounts();
   let retries = 0;

@@ -244,4 +244,30 @@ describe('hookledger ship', { timeout: 180_000 }, () => {
     expect(verified.problems).toEqual([]);
     expect(verified.prunedLinks).toBeGreaterThan(0);
   });
+
+  it("central retention that takes a source's newest links (nothing held) still verifies, before and after the source ships again", async () => {
+    const dir = tempDir();
+    const db = join(dir, 'laptop.db');
+    await writeLedger(db, 30, 'a');
+    const { url, name } = await freshDatabase();
+    const first = JSON.parse((await ship(url, db)).stdout);
+    await new Promise((r) => setTimeout(r, 50));
+    const store = await PostgresStore.open({ url, writerId: 'central-admin' });
+    try {
+      expect((await prunePostgres(store, { before: Date.now() })).invocations).toBe(30);
+    } finally {
+      await store.close();
+    }
+    const [left] = await adminSql<{ links: number }>(`SELECT count(*)::int AS links FROM chain WHERE writer_id = $1`, name, [first.source]);
+    expect(left?.links).toBe(0);
+    expect((await verifyCentre(url)).problems.map((p) => p.detail)).toEqual([]);
+    // Deleting links from the end without a prune is still named.
+    await writeLedger(db, 5, 'b');
+    expect(JSON.parse((await ship(url, db)).stdout).shipped.invocations).toBe(5);
+    expect((await verifyCentre(url)).problems.map((p) => p.detail)).toEqual([]);
+    await adminSql(`DELETE FROM chain WHERE writer_id = $1 AND seq = (SELECT max(seq) FROM chain WHERE writer_id = $1)`, name, [
+      first.source,
+    ]);
+    expect((await verifyCentre(url)).problems.map((p) => p.detail).join('\n')).toMatch(/links were removed from its end|missing/);
+  });
 });

@@ -28,7 +28,7 @@ export const command: Command = {
                        PGPASSWORD or ~/.pgpass, or the whole URL in $HOOKLEDGER_SHIP_TO
   --db PATH            the local SQLite ledger (else $HOOKLEDGER_DB, else ~/.hookledger/ledger.db)
   --follow             keep running: ship new records within a second of their commit (Ctrl-C stops)
-  --batch N            links per transaction (default 2000)
+  --batch N            links per transaction (default 5000)
   --retry-for SECONDS  while the centre cannot be reached, retry with backoff this long, then
                        exit 3 (default 120; in --follow mode for ever)
   --source-id          print this ledger's source id (created if new) and exit, connecting to

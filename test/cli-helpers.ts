@@ -43,6 +43,30 @@ export function startCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd
 }
 
 /**
+ * Runs `node ARGS` in a child process and collects its exit code and output: stdin gets
+ * `input` (or nothing), the environment is this process's plus `env`.
+ */
+export function runNode(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      cwd: options.cwd ?? root,
+      env: { ...process.env, ...options.env },
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    if (child.stdin) {
+      child.stdin.on('error', () => {});
+      child.stdin.end(options.input);
+    }
+  });
+}
+
+/**
  * Runs the real CLI in a child process (from source, through tsx), as a user or Claude Code
  * would: argv, stdin, environment, exit code.
  */

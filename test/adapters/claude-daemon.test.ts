@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClaudeBundle, buildHookBundle } from '../../scripts/build-bundle.js';
 import { listDaemons } from '../../src/cli/daemon/admin.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
-import { runCli } from '../cli-helpers.js';
+import { runCli, runNode } from '../cli-helpers.js';
 import { writeScriptsConfig } from './claude-scripts.js';
 
 /**
@@ -72,21 +72,7 @@ function runLauncher(options: {
   agent?: 'codex' | 'gemini';
 }): Promise<Run> {
   const [entry, name] = options.agent ? [join(dir, 'pkg', 'dist', 'bundle', `${options.agent}.cjs`), options.agent] : [launcher, 'claude'];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entry, name, ...options.args], {
-      cwd: options.cwd,
-      env: { ...process.env, ...options.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input);
-  });
+  return runNode([entry, name, ...options.args], { cwd: options.cwd, env: options.env, input: options.input });
 }
 
 /**

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { explainPostgres } from '../../src/ledger/postgres/queries/explain.js';
@@ -7,7 +6,7 @@ import { verifyPostgres } from '../../src/ledger/postgres/verify.js';
 import { explain } from '../../src/ledger/queries/explain.js';
 import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { generateLedger } from '../../scripts/generate-ledger.js';
-import { tsxLoader } from '../cli-helpers.js';
+import { runNode, tsxLoader } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 import { adminSql, freshDatabase } from './support.js';
 
@@ -16,18 +15,7 @@ const HISTORY = ['--invocations', '400', '--sessions', '5', '--days', '3', '--se
 
 /** Runs `scripts/generate-ledger.ts` in a child process, as `npm run generate:ledger -- …` does. */
 function generate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(root, 'scripts/generate-ledger.ts'), ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode(['--import', tsxLoader, join(root, 'scripts/generate-ledger.ts'), ...args], { cwd: root });
 }
 
 /**

@@ -1,24 +1,12 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tsxLoader } from '../cli-helpers.js';
+import { runNode, tsxLoader } from '../cli-helpers.js';
 
 const root = join(import.meta.dirname, '../..');
 
 /** Runs one of the reliability scripts (small settings) and returns its exit code and output. */
 function script(name: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoader, join(root, 'scripts', name), ...args], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runNode(['--import', tsxLoader, join(root, 'scripts', name), ...args], { cwd: root });
 }
 
 // The full runs (200 kills per mode, 8 x 2,000 writers) are `npm run crash` and `npm run load:writers`.

@@ -7,13 +7,6 @@ import { DAEMON_FLAG } from './daemon/socket-place.js';
 import { readStdinSync, type CliIo } from './io.js';
 
 /**
- * A direct entry for one agent's command hook (`hookledger claude`, `codex`, `gemini`),
- * without command discovery: what the esbuild bundles (`scripts/build-bundle.ts` →
- * dist/bundle/NAME.cjs) start from, so that the process an agent starts per event loads one
- * file. Never exits 1: a flag it cannot parse is answered like any other failure to decide
- * (exit 2, the reason on stderr).
- */
-/**
  * The entry of an agent's bundle (NAME-bundle.cjs): one event in this process, or, started by
  * the launcher (daemon/client.ts) as `NAME-local.cjs --hookledger-daemon SOCKET BUILD`, the
  * daemon that decides the following events.
@@ -29,6 +22,13 @@ export function runAgentBin(name: string, command: Command): void {
   }
 }
 
+/**
+ * One agent command hook event decided in this process (`hookledger claude`, `codex`,
+ * `gemini`), without command discovery: what the esbuild bundle (`scripts/build-bundle.ts` →
+ * dist/bundle/NAME-bundle.cjs, started through NAME-local.cjs) runs when no daemon answers, so
+ * that the process an agent starts per event loads one file. Never exits 1: a flag it cannot
+ * parse is answered like any other failure to decide (exit 2, the reason on stderr).
+ */
 export function runHookBin(name: string, command: Command, argv: string[] = process.argv.slice(2)): void {
   const io = fdIo();
   const finish = (code: number) => io.stdout.write('', () => io.stderr.write('', () => process.exit(code)));

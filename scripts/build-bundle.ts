@@ -42,6 +42,9 @@ export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', '
 /** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.cjs, from src/cli/<name>-bin.ts. */
 export const HOOK_BUNDLES = ['claude', 'codex', 'gemini', 'meerkat'] as const;
 
+/** Commands bundled the same way because a process starts for each (src/cli/ship-bin.ts; bin.ts hands them over). */
+export const COMMAND_BUNDLES = ['ship'] as const;
+
 /** What every bundle here is: one CommonJS file for Node 20. */
 const SINGLE_CJS_FILE = {
   bundle: true,
@@ -55,7 +58,7 @@ const SINGLE_CJS_FILE = {
 
 /** Builds one agent's bundle (see {@link buildClaudeBundle}); returns the CommonJS launcher's path. */
 export async function buildHookBundle(
-  name: (typeof HOOK_BUNDLES)[number],
+  name: (typeof HOOK_BUNDLES)[number] | (typeof COMMAND_BUNDLES)[number],
   outFile = join(packageRootDir, 'dist', 'bundle', `${name}.cjs`),
 ): Promise<string> {
   const launcher = outFile.replace(/\.[cm]?js$/, '.cjs');
@@ -72,7 +75,7 @@ export async function buildHookBundle(
   });
   rmSync(`${codeFile}.cache`, { force: true });
   const esmLauncher = ESM_LAUNCHER.replaceAll('claude.cjs', basename(launcher));
-  writeFileSync(launcher.replace(/\.cjs$/, '.mjs'), esmLauncher);
+  if (HOOK_BUNDLES.includes(name as (typeof HOOK_BUNDLES)[number])) writeFileSync(launcher.replace(/\.cjs$/, '.mjs'), esmLauncher);
   if (!DAEMON_AGENTS.includes(name)) {
     writeFileSync(launcher, LAUNCHER.replaceAll('claude-bundle.cjs', basename(codeFile)));
     return launcher;
@@ -193,6 +196,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const out = await buildClaudeBundle(process.argv[2] ? resolve(process.argv[2]) : undefined);
   process.stdout.write(`wrote ${out}\n`);
   if (!process.argv[2]) {
-    for (const name of HOOK_BUNDLES.filter((n) => n !== 'claude')) process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
+    for (const name of [...HOOK_BUNDLES.filter((n) => n !== 'claude'), ...COMMAND_BUNDLES])
+      process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
   }
 }

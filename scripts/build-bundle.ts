@@ -43,6 +43,9 @@ export async function buildClaudeBundle(outFile = join(packageRootDir, 'dist', '
 /** The agents with a command-hook bundle: `hookledger <name>` → dist/bundle/<name>.cjs, from src/cli/<name>-bin.ts. */
 export const HOOK_BUNDLES = ['claude', 'codex', 'gemini', 'meerkat'] as const;
 
+/** Commands bundled the same way because a process starts for each (src/cli/ship-bin.ts; bin.ts hands them over). */
+export const COMMAND_BUNDLES = ['ship'] as const;
+
 /** What every bundle here is: one CommonJS file for Node 20. */
 const SINGLE_CJS_FILE = {
   bundle: true,
@@ -56,23 +59,28 @@ const SINGLE_CJS_FILE = {
 
 /** Builds one agent's bundle (see {@link buildClaudeBundle}); returns the CommonJS launcher's path. */
 export async function buildHookBundle(
-  name: (typeof HOOK_BUNDLES)[number],
+  name: (typeof HOOK_BUNDLES)[number] | (typeof COMMAND_BUNDLES)[number],
   outFile = join(packageRootDir, 'dist', 'bundle', `${name}.cjs`),
 ): Promise<string> {
   const launcher = outFile.replace(/\.[cm]?js$/, '.cjs');
   const codeFile = launcher.replace(/\.cjs$/, '-bundle.cjs');
+  const loadsConfigs = HOOK_BUNDLES.includes(name as (typeof HOOK_BUNDLES)[number]);
   await build({
     ...SINGLE_CJS_FILE,
-    // The agent's entry, after lending the bundle's library to the package root (src/cli/shared-library.ts):
+    // An agent's entry first lends the bundle's library to the package root (src/cli/shared-library.ts):
     // require() makes esbuild initialise src/index.ts's modules only when a config imports 'hookledger'.
-    stdin: {
-      contents: `import { lendLibrary } from './src/cli/shared-library.ts';
+    ...(loadsConfigs
+      ? {
+          stdin: {
+            contents: `import { lendLibrary } from './src/cli/shared-library.ts';
 lendLibrary(import.meta.url, () => require('./src/index.ts'));
 require('./src/cli/${name}-bin.ts');`,
-      resolveDir: packageRootDir,
-      sourcefile: `${name}-entry.ts`,
-      loader: 'ts',
-    },
+            resolveDir: packageRootDir,
+            sourcefile: `${name}-entry.ts`,
+            loader: 'ts' as const,
+          },
+        }
+      : { entryPoints: [join(packageRootDir, 'src', 'cli', `${name}-bin.ts`)] }),
     outfile: codeFile,
     external: ['tsx', 'tsx/*'],
     plugins: [sqliteAddonLocator],
@@ -82,7 +90,7 @@ require('./src/cli/${name}-bin.ts');`,
   });
   rmSync(`${codeFile}.cache`, { force: true });
   const esmLauncher = ESM_LAUNCHER.replaceAll('claude.cjs', basename(launcher));
-  writeFileSync(launcher.replace(/\.cjs$/, '.mjs'), esmLauncher);
+  if (loadsConfigs) writeFileSync(launcher.replace(/\.cjs$/, '.mjs'), esmLauncher);
   if (!DAEMON_AGENTS.includes(name)) {
     writeFileSync(launcher, LAUNCHER.replaceAll('claude-bundle.cjs', basename(codeFile)));
     return launcher;
@@ -261,7 +269,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const out = await buildClaudeBundle(process.argv[2] ? resolve(process.argv[2]) : undefined);
   process.stdout.write(`wrote ${out}\n`);
   if (!process.argv[2]) {
-    for (const name of HOOK_BUNDLES.filter((n) => n !== 'claude')) process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
+    for (const name of [...HOOK_BUNDLES.filter((n) => n !== 'claude'), ...COMMAND_BUNDLES])
+      process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
     process.stdout.write(`wrote ${await writePackageRoot()}\n`);
   }
 }

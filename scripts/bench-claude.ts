@@ -5,6 +5,7 @@
  *   npm run bench:claude                      (= node --import tsx scripts/bench-claude.ts)
  *   BENCH_RUNS=40 BENCH_REQUESTS=4000 npm run bench:claude
  *   BENCH_ONLY=serve npm run bench:claude     (only (b); BENCH_ONLY=per-event: only (a) and (c))
+ *   BENCH_ONLY=import npm run bench:claude    (only (d))
  *
  * (a) `hookledger claude` per event (a process per event, as Claude Code starts it), wall
  *     time p50/p99 and CPU time (user + system) against `node -e 0` in the same run: first the
@@ -19,21 +20,24 @@
  *     hooks, at 1 and at 16 concurrent clients (keep-alive), p50/p99 and invocations/s.
  * (c) the same 3 hooks as Claude Code command hooks: a Node process per hook, run in
  *     parallel as Claude Code does.
+ * (d) a config that imports 'hookledger' (`import { defineHooks, deny } from 'hookledger'`, as
+ *     the README writes one) against the same hooks in a plain config and `node -e 0`, without
+ *     and with a daemon; and, for the figure before the package root shared the bundle's copy
+ *     (src/cli/shared-library.ts), the same config importing dist/index.js by path.
  *
  * Everything is built into a temporary directory (esbuild, no type check), so the bench
  * never touches dist/. Runs are interleaved so that machine noise hits every row alike.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build } from 'esbuild';
 import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
 import { ThreadClocks, threadDelta, type ThreadReading } from './bench-threads.js';
-import { buildClaudeBundle, packageRootDir as root } from './build-bundle.js';
+import { buildClaudeBundle, buildCompiledTree, packageRootDir as root, writePackageRoot } from './build-bundle.js';
 import { defaultHookledgerBin, hookledgerCommand } from '../src/adapters/claude-settings.js';
 import { listDaemons, stopDaemon } from '../src/cli/daemon/admin.js';
 import type * as Package from '../src/index.js';
@@ -52,32 +56,24 @@ const PAYLOAD = readFileSync(new URL('../test/fixtures/claude-code/01-pretooluse
 const work = mkdtempSync(join(tmpdir(), 'hookledger-bench-'));
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 async function prepare(): Promise<void> {
   // The compiled layout `npm run build` produces (dist/ beside migrations/), via esbuild.
-  await build({
-    entryPoints: tsFiles(join(root, 'src')),
-    outdir: join(work, 'dist'),
-    outbase: join(root, 'src'),
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'error',
-  });
+  await buildCompiledTree(join(work, 'dist'));
   await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.cjs'));
+  await writePackageRoot(join(work, 'dist'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
-  writeFileSync(join(work, 'package.json'), JSON.stringify({ type: 'module' }));
+  // The package's name and exports, so that a config here imports 'hookledger' as this copy (self-reference).
+  const { name, exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; exports: unknown };
+  writeFileSync(join(work, 'package.json'), JSON.stringify({ name, type: 'module', exports }));
 
   writeFileSync(join(work, 'hooks.js'), BENCH_HOOKS_JS);
   writeFileSync(join(work, 'hooks.mjs'), BENCH_HOOKS_JS);
+  // (d): the same hooks written the README's way, through the package root; and through the compiled tree by path.
+  const packageHooks = (from: string) =>
+    `import { defineHooks, deny } from '${from}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace("{ decision: 'deny', reasonCode: 'safety_violation', message: 'no rm -rf' }", "deny('no rm -rf', 'safety_violation')")}];\nexport default defineHooks({ name: 'bench', version: '1', hooks: ${BENCH_HOOKS} });\n`;
+  writeFileSync(join(work, 'hooks-package.mjs'), packageHooks('hookledger'));
+  writeFileSync(join(work, 'hooks-tree.mjs'), packageHooks('./dist/index.js'));
   writeFileSync(
     join(work, 'hooks.ts'),
     `import type { Invocation } from '${join(root, 'src/index.js')}';\nconst HOOKS = [${BENCH_HOOK_BODY.replace('(inv)', '(inv: Invocation)').replace('inv.toolInput?.command', '(inv.toolInput as { command?: string } | null)?.command')}];\nexport const hooks = { name: 'bench-ts', version: '1', hooks: ${BENCH_HOOKS} };\n`,
@@ -185,7 +181,7 @@ async function perEventRows(): Promise<{ rows: Row[]; daemonCpu: string }> {
   const withDaemon = { ...process.env, CLAUDE_PROJECT_DIR: work, HOOKLEDGER_DAEMON: 'on', HOOKLEDGER_DAEMON_DIR: sockets };
   const inProcess = { ...process.env, CLAUDE_PROJECT_DIR: work, HOOKLEDGER_DAEMON: 'off' };
   const bundle = [join(work, 'dist/bundle/claude.cjs'), 'claude', '--config', 'hooks.mjs', '--db', db];
-  const cases: { label: string; cmd: string; args: string[]; input: string | null; env?: NodeJS.ProcessEnv; check?: boolean }[] = [
+  const cases: Case[] = [
     { label: 'node -e 0 (baseline)', cmd: node, args: ['-e', '0'], input: null },
     { label: INSTALLED_WARM, cmd: '/bin/sh', args: ['-c', installed], input: PAYLOAD, env: withDaemon, check: true },
     { label: INSTALLED_COLD, cmd: '/bin/sh', args: ['-c', installed], input: PAYLOAD, env: inProcess, check: true },
@@ -228,12 +224,7 @@ async function perEventRows(): Promise<{ rows: Row[]; daemonCpu: string }> {
   await timeProcess('/bin/sh', ['-c', installed], PAYLOAD, withDaemon); // the daemon's first event loads the hook set
   const daemonBefore = { cpu: processCpuMs(daemon.pid), events: (await daemonStatus(daemon.socket)).events };
   for (let r = 0; r < RUNS; r += 1) {
-    for (const [i, c] of cases.entries()) {
-      const run = await timeProcess(c.cmd, c.args, c.input, c.env);
-      if (c.check) checked(run, c.label);
-      rows[i]!.samples.push(run.ms);
-      rows[i]!.cpu!.push(await cpuOf(c.cmd, c.args, c.input, c.env));
-    }
+    await measureOnce(cases, rows);
     parallel.samples.push(await runParallel());
   }
   const events = (await daemonStatus(daemon.socket)).events - daemonBefore.events;
@@ -244,6 +235,76 @@ async function perEventRows(): Promise<{ rows: Row[]; daemonCpu: string }> {
   await stopDaemon(daemon.socket);
   return { rows: [...rows, parallel], daemonCpu };
 }
+
+/**
+ * (d): the README's config style (`import { defineHooks, deny } from 'hookledger'`) against the
+ * same hooks in a plain .mjs and `node -e 0`, interleaved in one run, through the command
+ * install-claude writes: without a daemon (the fallback path, and every event with
+ * HOOKLEDGER_DAEMON=off) and with a warm one; plus the same config importing the compiled tree
+ * (dist/index.js) by path, which is what 'hookledger' loaded before the package root shared
+ * the bundle's copy. The bundle's V8 code cache holds what its first run compiled, as it does
+ * for a user: so the plain configs run from a copy of the bundle (copy/dist/bundle) whose
+ * cache a plain config wrote, and the package-import config from the one its own first run wrote.
+ */
+async function importRows(): Promise<Row[]> {
+  const node = process.execPath;
+  const sockets = join(work, 'daemon-import');
+  mkdirSync(sockets, { mode: 0o700 });
+  const copy = join(work, 'copy');
+  cpSync(join(work, 'dist', 'bundle'), join(copy, 'dist', 'bundle'), { recursive: true, filter: (f) => !f.endsWith('.cache') });
+  symlinkSync(join(work, 'migrations'), join(copy, 'migrations'));
+  const withDaemon = { ...process.env, CLAUDE_PROJECT_DIR: work, HOOKLEDGER_DAEMON: 'on', HOOKLEDGER_DAEMON_DIR: sockets };
+  const inProcess = { ...process.env, CLAUDE_PROJECT_DIR: work, HOOKLEDGER_DAEMON: 'off' };
+  const installed = (config: string, env: NodeJS.ProcessEnv, packageDir = work): Omit<Case, 'label'> => {
+    const { bin } = defaultHookledgerBin(packageDir, work);
+    const command = hookledgerCommand({ bin, configPath: join(work, config), dbPath: join(work, 'import.db'), projectDir: work });
+    return { cmd: '/bin/sh', args: ['-c', command], input: PAYLOAD, env, check: true };
+  };
+  // In this order the first run of each bundle writes its code cache (see above).
+  const cases: Case[] = [
+    { label: 'node -e 0 (baseline)', cmd: node, args: ['-e', '0'], input: null },
+    { label: `${IMPORT_PLAIN}, no daemon`, ...installed('hooks.mjs', inProcess, copy) },
+    { label: `${IMPORT_PACKAGE}, no daemon`, ...installed('hooks-package.mjs', inProcess) },
+    { label: IMPORT_TREE, ...installed('hooks-tree.mjs', inProcess, copy) },
+    { label: `${IMPORT_PLAIN}, warm daemon`, ...installed('hooks.mjs', withDaemon) },
+    { label: `${IMPORT_PACKAGE}, warm daemon`, ...installed('hooks-package.mjs', withDaemon) },
+  ];
+  const rows: Row[] = cases.map((c) => ({ label: c.label, samples: [], cpu: [] }));
+  for (const c of cases) await timeProcess(c.cmd, c.args, c.input, c.env);
+  const daemon = await waitForDaemon(sockets);
+  // Each config's first event in the daemon loads it there.
+  for (const c of cases.filter((c) => c.env === withDaemon)) checked(await timeProcess(c.cmd, c.args, c.input, c.env), c.label);
+  const eventsBefore = (await daemonStatus(daemon.socket)).events;
+  for (let r = 0; r < RUNS; r += 1) await measureOnce(cases, rows);
+  const events = (await daemonStatus(daemon.socket)).events - eventsBefore;
+  // Two warm rows, each run twice per round (wall time, then CPU time).
+  if (events !== 4 * RUNS) throw new Error(`the daemon decided ${events} of the ${4 * RUNS} warm events`);
+  await stopDaemon(daemon.socket);
+  return rows;
+}
+
+interface Case {
+  label: string;
+  cmd: string;
+  args: string[];
+  input: string | null;
+  env?: NodeJS.ProcessEnv;
+  check?: boolean;
+}
+
+/** Runs each case once, in order, adding its wall time and (in a second run) its CPU time to its row. */
+async function measureOnce(cases: Case[], rows: Row[]): Promise<void> {
+  for (const [i, c] of cases.entries()) {
+    const run = await timeProcess(c.cmd, c.args, c.input, c.env);
+    if (c.check) checked(run, c.label);
+    rows[i]!.samples.push(run.ms);
+    rows[i]!.cpu!.push(await cpuOf(c.cmd, c.args, c.input, c.env));
+  }
+}
+
+const IMPORT_PLAIN = 'plain .mjs config, installed';
+const IMPORT_PACKAGE = "import 'hookledger' config, installed";
+const IMPORT_TREE = 'config importing dist/index.js (= before), no daemon';
 
 const INSTALLED_WARM = 'claude as installed (sh -c), warm daemon';
 const INSTALLED_COLD = 'claude as installed (sh -c), no daemon';
@@ -559,16 +620,18 @@ function render(rows: Row[], baseline: number, cpuBaseline: number | null): stri
 
 const loadAtStart = spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.trim().split(' ').slice(0, 3).join(' ');
 await prepare();
-const { rows: perEvent, daemonCpu } = ONLY === 'serve' ? { rows: [] as Row[], daemonCpu: '' } : await perEventRows();
-const served = ONLY === 'per-event' ? [] : await serveRows();
+const { rows: perEvent, daemonCpu } = ONLY === 'serve' || ONLY === 'import' ? { rows: [] as Row[], daemonCpu: '' } : await perEventRows();
+const imported = ONLY === 'import' ? await importRows() : [];
+const served = ONLY === 'per-event' || ONLY === 'import' ? [] : await serveRows();
 // The floor: node -e 0 measured in this run (a serve-only run times it here).
-const floorSamples = perEvent[0]?.samples ?? [];
+const nodeRow = perEvent[0] ?? imported[0];
+const floorSamples = nodeRow?.samples ?? [];
 for (let i = 0; floorSamples.length < 5; i += 1) floorSamples.push((await timeProcess(process.execPath, ['-e', '0'], null)).ms);
 const baseline = percentile(
   [...floorSamples].sort((a, b) => a - b),
   50,
 );
-const cpuFloor = perEvent[0]?.cpu ?? [];
+const cpuFloor = nodeRow?.cpu ?? [];
 const cpuBaseline =
   cpuFloor.length > 0
     ? percentile(
@@ -581,7 +644,7 @@ process.stdout.write(
   `hookledger Claude Code benchmark — node ${process.version}, ${cpus().length} CPU(s), load ${loadAtStart} at the start and ${loadNow()} at the end, ${RUNS} runs per process row, ${REQUESTS} requests per serve row\n` +
     `wall time: spawn to exit, p50/p99; CPU: user + system of the process (bash \`times\`), p50; ratios against node -e 0 measured in the same run\n\n`,
 );
-process.stdout.write(`${render([...perEvent, ...served], baseline, cpuBaseline)}\n`);
+process.stdout.write(`${render([...perEvent, ...imported, ...served], baseline, cpuBaseline)}\n`);
 const floorRow = perEvent.find((r) => r.label === FLOOR);
 if (floorRow && cpuBaseline !== null) {
   const p50 = (samples: number[]) => percentile(sortedSamples(samples), 50);
@@ -613,3 +676,22 @@ if (served.length > 0)
   process.stdout.write(
     `\np99 / p50: serve at 1 client ${tailRatio('serve POST /claude, 1 client')} (goal <= 3); the write floor in the same run ${tailRatio('write floor')}\n${tailLines.join('\n')}\n`,
   );
+if (imported.length > 0 && cpuBaseline !== null) {
+  const p50 = (samples: number[]) => percentile(sortedSamples(samples), 50);
+  const p99 = (samples: number[]) => percentile(sortedSamples(samples), 99);
+  const row = (label: string) => imported.find((r) => r.label === label)!;
+  const against = (label: string, plainLabel: string) => {
+    const [a, b] = [row(label), row(plainLabel)];
+    return (
+      `${label}: p50 ${p50(a.samples).toFixed(1)} ms vs ${p50(b.samples).toFixed(1)} plain (${(p50(a.samples) - p50(b.samples)).toFixed(1)} ms, ` +
+      `${(p50(a.samples) / baseline).toFixed(2)}x vs ${(p50(b.samples) / baseline).toFixed(2)}x node -e 0), p99 ${p99(a.samples).toFixed(1)} vs ${p99(b.samples).toFixed(1)} ms; ` +
+      `CPU p50 ${p50(a.cpu!).toFixed(1)} vs ${p50(b.cpu!).toFixed(1)} ms (${(p50(a.cpu!) - p50(b.cpu!)).toFixed(1)} ms)`
+    );
+  };
+  process.stdout.write(
+    `\nimport 'hookledger' in the config (goal: within ~5 ms per event of the plain config, same run), node -e 0 p50 ${baseline.toFixed(1)} ms, p99 ${p99(nodeRow!.samples).toFixed(1)} ms, CPU ${cpuBaseline.toFixed(1)} ms:\n` +
+      `  ${against(`${IMPORT_PACKAGE}, no daemon`, `${IMPORT_PLAIN}, no daemon`)}\n` +
+      `  ${against(`${IMPORT_PACKAGE}, warm daemon`, `${IMPORT_PLAIN}, warm daemon`)}\n` +
+      `  before (a second copy of the library): ${against(IMPORT_TREE, `${IMPORT_PLAIN}, no daemon`)}\n`,
+  );
+}

@@ -1,9 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type * as Http from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { getHeapSpaceStatistics } from 'node:v8';
+import type * as V8 from 'node:v8';
 import { ConfigError, describeThrown, HookledgerError, InputError, UsageError } from '../domain/errors.js';
 import type { Ledger } from '../ledger/ledger.js';
 import { parseInvocationFilter } from '../ledger/queries/filters.js';
@@ -15,6 +17,8 @@ import { claudeHttpBody, unknownEventHttpBody } from './claude-output.js';
 import { answerMeerkatPayload } from './meerkat.js';
 import { MEERKAT_DEFAULT_PAYLOAD_MAX_BYTES, meerkatFailureAnswer } from './meerkat-output.js';
 import { oneLine } from '../domain/text.js';
+
+const requireBuiltin = createRequire(import.meta.url);
 
 /**
  * hookledger over HTTP: one long-lived process (no process start per tool call) serving
@@ -82,6 +86,9 @@ export function createHookServer(options: HookServerOptions): HookServer {
   let closing = false;
   const idleWaiters: (() => void)[] = [];
 
+  // node:http (with net and the stream machinery, about 2 ms) is loaded when a server starts, not
+  // when the package root is imported: a hook config that imports 'hookledger' loads this module.
+  const { createServer } = requireBuiltin('node:http') as typeof Http;
   const server = createServer((req, res) => {
     inFlight += 1;
     res.on('close', () => {
@@ -335,7 +342,9 @@ function errorBody(error: unknown): { status: number; code: string; message: str
 
 /** The young generation's size (both semi-spaces), bytes. */
 function newSpaceBytes(): number {
-  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+  return (
+    (requireBuiltin('node:v8') as typeof V8).getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0
+  );
 }
 
 /**

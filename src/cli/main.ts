@@ -69,6 +69,18 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
     }
     const command = await loadCommand(name);
     if (!command) throw new UsageError(`unknown command "${name}" (run hookledger --help for the list)`);
+    return await runCommand(name, command, rest, io);
+  } catch (error) {
+    return reportError(error, io);
+  }
+}
+
+/**
+ * Runs one loaded command on its arguments (`--help`, parsing, errors as one line): main's work
+ * after discovery, shared with the direct entries that skip discovery (ship-bin.ts).
+ */
+export async function runCommand(name: string, command: Command, rest: string[], io: CliIo): Promise<number> {
+  try {
     if (rest.includes('--help') || rest.includes('-h')) {
       io.stdout.write(`usage: hookledger ${command.usage}\n`);
       return 0;
@@ -97,11 +109,12 @@ export function reportError(error: unknown, io: CliIo): number {
 }
 
 /**
- * The process entry (bin/hookledger.js). Exits explicitly once output is flushed: a hook that
- * left a timer or socket behind must not keep the CLI (and so the agent) waiting.
+ * The process entry (bin/hookledger.js; `run` is main, or a direct entry's own: ship-bin.ts).
+ * Exits explicitly once output is flushed: a hook that left a timer or socket behind must not
+ * keep the CLI (and so the agent) waiting.
  */
-export function runCli(): void {
+export function runCli(run: (argv: string[], io: CliIo) => Promise<number> = main): void {
   const io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
   const finish = (code: number) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
-  main(process.argv.slice(2), io).then(finish, (error: unknown) => finish(reportError(error, io)));
+  run(process.argv.slice(2), io).then(finish, (error: unknown) => finish(reportError(error, io)));
 }

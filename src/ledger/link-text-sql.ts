@@ -115,4 +115,10 @@ function linkTextSql(): string {
  * would differ from the encoding and verify would take the JavaScript path, never accept a
  * wrong link. Links with a pending background outcome (projected, `~` in `rows`) always do.
  */
-export const INVOCATION_LINK_TEXT_SQL: string = linkTextSql();
+export function invocationLinkTextSql(): string {
+  // Built on first use, not at load: the package root imports this module, and a hook config that
+  // imports 'hookledger' should not pay for it.
+  return (built ??= linkTextSql());
+}
+
+let built: string | undefined;

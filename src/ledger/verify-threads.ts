@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
-import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type * as WorkerThreads from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
 import { findWorkerProgram, startWorkerProgram, type WorkerProgram } from '../runtimes/worker-program.js';
 import type { RangeResult } from './verify.js';
 
@@ -78,6 +80,7 @@ export function walkChunks(walk: {
   let byWorkers = 0;
 
   const threads: { worker: Worker; port: MessagePort; id: number; failed: boolean }[] = [];
+  const { receiveMessageOnPort } = workerThreads();
   try {
     for (let id = 1; id <= walk.workers; id++) {
       const started = startWorker({ ...walk, shared, id });
@@ -171,6 +174,7 @@ export function workChunks(
 
 /** Starts one worker; null when it cannot be started (this thread then walks what it would have). */
 function startWorker(walk: Omit<VerifyWorkerData, 'port'>): { worker: Worker; port: MessagePort } | null {
+  const { MessageChannel, Worker } = workerThreads();
   const { port1, port2 } = new MessageChannel();
   const data: VerifyWorkerData = {
     path: walk.path,
@@ -196,6 +200,14 @@ function startWorker(walk: Omit<VerifyWorkerData, 'port'>): { worker: Worker; po
     port1.close();
     return null;
   }
+}
+
+/**
+ * node:worker_threads, loaded when a verify starts workers rather than with this module: the
+ * package root imports it, and a hook config that imports 'hookledger' should not pay for it.
+ */
+function workerThreads(): typeof WorkerThreads {
+  return createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
 }
 
 let program: WorkerProgram | undefined;

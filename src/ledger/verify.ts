@@ -22,7 +22,7 @@ import {
   type RawRow,
   type RowEntry,
 } from './integrity.js';
-import { INVOCATION_LINK_TEXT_SQL } from './link-text-sql.js';
+import { invocationLinkTextSql } from './link-text-sql.js';
 import type { Ledger } from './open.js';
 import { walkChunks } from './verify-threads.js';
 
@@ -352,7 +352,7 @@ function prepareStatements(s: Database.Database): VerifyStatements {
   return {
     linksBetween: s
       .prepare(
-        `SELECT c.seq, c.kind, c.ref_id, c.prev_hash, c.hash, c.at, c.rows, ${INVOCATION_LINK_TEXT_SQL}, count(o.id)
+        `SELECT c.seq, c.kind, c.ref_id, c.prev_hash, c.hash, c.at, c.rows, ${invocationLinkTextSql()}, count(o.id)
          FROM chain c LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
            LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
          WHERE c.seq > ? AND c.seq <= ? GROUP BY c.seq ORDER BY c.seq LIMIT ?`,

@@ -10,6 +10,7 @@ import {
   registerSource,
   shipBatch,
   shipHolds,
+  shipHookSets,
   shipInterrupted,
   shippedPending,
   tryLockSource,
@@ -17,7 +18,7 @@ import {
   type ShipCounts,
   type ShippedHead,
 } from '../ledger/postgres/ship-sink.js';
-import { localHead, readHolds, readInterrupted, sourceIdOf } from '../ledger/ship-source.js';
+import { localHead, readHolds, readHookSets, readInterrupted, sourceIdOf } from '../ledger/ship-source.js';
 import { BatchPrefetch } from './prefetch.js';
 import { isTransient } from './retry.js';
 
@@ -104,6 +105,7 @@ export async function ship(options: ShipOptions): Promise<ShipReport> {
       let head = await registerSource(client, source, host);
       checkNotBehind(options.ledger, head, source);
       addCounts(shipped, { ...zeroCounts(), holds: await shipHolds(client, readHolds(options.ledger)) });
+      shipped.hookSets += await shipHookSets(client, source, readHookSets(options.ledger));
       failingSince = null;
       backoff = BACKOFF_FIRST_MS;
       // Batches until the ledger has nothing more; in follow mode, wait for the next commit.

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defineHooks } from '../../src/domain/hooks.js';
 import { deny } from '../../src/domain/results.js';
 import { linkHashOfText } from '../../src/ledger/integrity.js';
-import { INVOCATION_LINK_TEXT_SQL } from '../../src/ledger/link-text-sql.js';
+import { invocationLinkTextSql } from '../../src/ledger/link-text-sql.js';
 import { pruneLedger } from '../../src/ledger/prune.js';
 import type { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { verifyLedger, type VerifyOptions } from '../../src/ledger/verify.js';
@@ -154,7 +154,7 @@ describe('verify split across worker threads', () => {
     const { ledger } = await ledgerWithPrune();
     const rows = ledger.sqlite
       .prepare(
-        `SELECT c.hash, c.rows, ${INVOCATION_LINK_TEXT_SQL} FROM chain c
+        `SELECT c.hash, c.rows, ${invocationLinkTextSql()} FROM chain c
            LEFT JOIN invocations i ON c.kind = 'invocation' AND i.id = c.ref_id LEFT JOIN hook_sets h ON h.id = i.hook_set_id
            LEFT JOIN outcomes o ON c.kind = 'invocation' AND o.invocation_id = c.ref_id
          WHERE c.kind = 'invocation' GROUP BY c.seq ORDER BY c.seq`,

@@ -342,27 +342,44 @@ async function staged(client: pg.ClientBase, table: string, columns: string[], t
   return inserted;
 }
 
+/**
+ * Stores the ledger's hook sets and maps the source's ids to them, each statement committing on its own, before the
+ * batches: a hook set is shared by every source (one row per fingerprint), and a batch that inserted one held that
+ * row until its commit, so every other source whose batch needed the same hook set waited for that whole batch
+ * (8 sources at once spent 8% of their backends' time so; docs/ship.md "8 sources at once"). Nothing here needs
+ * the batch's atomicity: a hook set stored or mapped without its invocations is what the next batch would store,
+ * and a batch maps whatever is still missing (a hook set created after this ran). Returns how many were new.
+ */
+export async function shipHookSets(client: pg.ClientBase, sourceId: string, hookSets: Row[]): Promise<number> {
+  const counts = zeroCounts();
+  await mapHookSets(client, sourceId, hookSets, counts);
+  return counts.hookSets;
+}
+
 /** Central hook set ids of the batch's local ones: stored once per fingerprint, each source's local id mapped. */
 async function mapHookSets(client: pg.ClientBase, sourceId: string, hookSets: Row[], counts: ShipCounts): Promise<Map<number, number>> {
   const ids = new Map<number, number>();
   if (hookSets.length === 0) return ids;
   const localIds = hookSets.map((row) => row[0] as number);
-  const known = await client.query<{ local_id: number; hook_set_id: number }>(
-    'SELECT local_id, hook_set_id FROM ship_hook_sets WHERE source_id = $1 AND local_id = ANY($2::bigint[])',
-    [sourceId, localIds],
-  );
-  for (const r of known.rows) ids.set(r.local_id, r.hook_set_id);
+  const known = () =>
+    client.query<{ local_id: number; hook_set_id: number }>(
+      'SELECT local_id, hook_set_id FROM ship_hook_sets WHERE source_id = $1 AND local_id = ANY($2::bigint[])',
+      [sourceId, localIds],
+    );
+  for (const r of (await known()).rows) ids.set(r.local_id, r.hook_set_id);
   const missing = hookSets.filter((row) => !ids.has(row[0] as number));
   if (missing.length === 0) return ids;
   counts.hookSets = (await client.query(INSERT_HOOK_SETS, arraysOf(missing, HOOK_SET_COLUMNS, HOOK_SET_INSERT_COLUMNS))).rowCount!;
   const fingerprint = HOOK_SET_COLUMNS.indexOf('fingerprint');
+  // Outside a batch, a second ship of this source may map the same ids at the same moment: then its mapping stands.
   const mapped = await client.query<{ local_id: number; hook_set_id: number }>(
     `INSERT INTO ship_hook_sets (source_id, local_id, hook_set_id)
      SELECT $1, m.local_id, h.id FROM unnest($2::bigint[], $3::text[]) AS m(local_id, fingerprint) JOIN hook_sets h ON h.fingerprint = m.fingerprint
-     RETURNING local_id, hook_set_id`,
+     ON CONFLICT (source_id, local_id) DO NOTHING RETURNING local_id, hook_set_id`,
     [sourceId, missing.map((row) => row[0]), missing.map((row) => row[fingerprint])],
   );
   for (const r of mapped.rows) ids.set(r.local_id, r.hook_set_id);
+  if (mapped.rows.length < missing.length) for (const r of (await known()).rows) ids.set(r.local_id, r.hook_set_id);
   return ids;
 }
 

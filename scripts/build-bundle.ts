@@ -263,7 +263,8 @@ export function libraryExports(): LibraryExport[] {
  * module on the first call, so that such a config costs about what one without the import
  * costs. Anywhere else it is dist/index.js loaded with `require()`: the same modules and the
  * same functions an `import` of dist/index.js gives. The names come from src/index.ts, so they
- * cannot drift; types stay dist/index.d.ts ("types" condition).
+ * cannot drift; types stay dist/index.d.ts ("types" condition). No module src/index.ts reaches
+ * may use top-level await, which `require()` cannot load.
  */
 export function writePackageRoot(distDir = join(packageRootDir, 'dist')): string {
   const file = join(distDir, 'root.js');

@@ -36,6 +36,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
+import { ThreadClocks, threadDelta, type ThreadReading } from './bench-threads.js';
 import { buildClaudeBundle, buildCompiledTree, packageRootDir as root, writePackageRoot } from './build-bundle.js';
 import { defaultHookledgerBin, hookledgerCommand } from '../src/adapters/claude-settings.js';
 import { listDaemons, stopDaemon } from '../src/cli/daemon/admin.js';
@@ -59,7 +60,7 @@ async function prepare(): Promise<void> {
   // The compiled layout `npm run build` produces (dist/ beside migrations/), via esbuild.
   await buildCompiledTree(join(work, 'dist'));
   await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.cjs'));
-  await writePackageRoot(join(work, 'dist'));
+  writePackageRoot(join(work, 'dist'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   // The package's name and exports, so that a config here imports 'hookledger' as this copy (self-reference).
@@ -338,6 +339,9 @@ function checked(run: { code: number | null; stdout: string }, label: string): v
   }
 }
 
+/** What the serve rows' tails overlapped, printed after the verdict line. */
+const tailLines: string[] = [];
+
 async function serveRows(): Promise<Row[]> {
   const child = spawn(
     process.execPath,
@@ -375,7 +379,9 @@ async function serveRows(): Promise<Row[]> {
       const samples: number[] = [];
       const gcBefore = await serverGcs(port);
       const t0 = process.hrtime.bigint();
-      await Promise.all(Array.from({ length: clients }, () => clientLoop(port, Math.ceil(REQUESTS / clients), samples)));
+      const probe = clients === 1 && child.pid !== undefined ? new ServerProbe(child.pid) : undefined;
+      await Promise.all(Array.from({ length: clients }, () => clientLoop(port, Math.ceil(REQUESTS / clients), samples, probe)));
+      if (probe) tailLines.push(probe.describe());
       const rate = samples.length / (Number(process.hrtime.bigint() - t0) / 1e9);
       const gcs = (await serverGcs(port)) - gcBefore;
       const sorted = sortedSamples(samples);
@@ -403,7 +409,7 @@ async function serveRows(): Promise<Row[]> {
  * denied, sends the next. A bare socket (as wrk does), not node:http's client: on two cores the
  * client's own HTTP stack would otherwise take as much CPU as the server and bound the figure.
  */
-function clientLoop(port: number, count: number, samples?: number[]): Promise<void> {
+function clientLoop(port: number, count: number, samples?: number[], probe?: ServerProbe): Promise<void> {
   const body = Buffer.from(PAYLOAD);
   const request = Buffer.concat([
     Buffer.from(
@@ -418,6 +424,7 @@ function clientLoop(port: number, count: number, samples?: number[]): Promise<vo
     let left = count;
     let t0 = 0n;
     const send = () => {
+      probe?.before();
       t0 = process.hrtime.bigint();
       socket.write(request);
     };
@@ -437,7 +444,9 @@ function clientLoop(port: number, count: number, samples?: number[]): Promise<vo
           return reject(new Error(`serve answered ${head.split('\r\n')[0]}: ${text.slice(0, 200)}`));
         }
         buffer = buffer.subarray(headEnd + 4 + length);
-        samples?.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+        samples?.push(ms);
+        probe?.after(ms);
         if (--left === 0) {
           socket.end();
           return resolve();
@@ -446,6 +455,59 @@ function clientLoop(port: number, count: number, samples?: number[]): Promise<vo
       }
     });
   });
+}
+
+/**
+ * What each request of the 1-client row overlapped, read outside the timed span from the
+ * server's threads (Linux /proc; nothing elsewhere) and this client's: whether the server's
+ * deciding thread or the client waited for a CPU, whether the server's checkpoint worker (its
+ * only thread at a lowered nice value) or its other helper threads (V8's GC and compiler
+ * helpers, libuv) were scheduled in.
+ */
+class ServerProbe {
+  private readonly server: ThreadClocks;
+  private readonly client = new ThreadClocks();
+  private readonly worker: Set<number>;
+  private readonly reads: ThreadReading[] = [new Float64Array(0), new Float64Array(0)];
+  readonly causes: { ms: number; serverWaitMs: number; clientWaitMs: number; workerRan: boolean; helpersRan: number }[] = [];
+
+  constructor(pid: number) {
+    this.server = new ThreadClocks(pid);
+    this.worker = this.server.niced();
+  }
+
+  before(): void {
+    this.reads[0] = this.server.read();
+    this.reads[1] = this.client.read();
+  }
+
+  after(ms: number): void {
+    const server = threadDelta(this.reads[0]!, this.server.read(), this.worker);
+    const client = threadDelta(this.reads[1]!, this.client.read());
+    this.causes.push({
+      ms,
+      serverWaitMs: server.mainWaitMs,
+      clientWaitMs: client.mainWaitMs,
+      workerRan: server.watchedRan,
+      helpersRan: server.othersRan,
+    });
+  }
+
+  /** The slowest 1% of requests, by what they overlapped (each counted under its first cause). */
+  describe(): string {
+    const slow = [...this.causes].sort((a, b) => b.ms - a.ms).slice(0, Math.max(1, Math.ceil(this.causes.length / 100)));
+    let serverWait = 0;
+    let clientWait = 0;
+    let helpers = 0;
+    let worker = 0;
+    for (const c of slow) {
+      if (c.serverWaitMs >= 0.1) serverWait += 1;
+      else if (c.clientWaitMs >= 0.1) clientWait += 1;
+      else if (c.helpersRan > 0) helpers += 1;
+      else if (c.workerRan) worker += 1;
+    }
+    return `slowest 1% of serve at 1 client (${slow.length}, from ${slow[slow.length - 1]!.ms.toFixed(2)} ms; server threads ${this.server.tids.length}, checkpoint worker found: ${this.worker.size > 0}): ${serverWait} the server's deciding thread waited >= 0.1 ms for a CPU, ${clientWait} the client did, ${helpers} the server's other threads ran (V8's GC helpers: a scavenge), ${worker} only its checkpoint worker ran, ${slow.length - serverWait - clientWait - helpers - worker} none of these`;
+  }
 }
 
 /**
@@ -612,7 +674,7 @@ const tailRatio = (label: string) => {
 };
 if (served.length > 0)
   process.stdout.write(
-    `\np99 / p50: serve at 1 client ${tailRatio('serve POST /claude, 1 client')} (goal <= 3); the write floor in the same run ${tailRatio('write floor')}\n`,
+    `\np99 / p50: serve at 1 client ${tailRatio('serve POST /claude, 1 client')} (goal <= 3); the write floor in the same run ${tailRatio('write floor')}\n${tailLines.join('\n')}\n`,
   );
 if (imported.length > 0 && cpuBaseline !== null) {
   const p50 = (samples: number[]) => percentile(sortedSamples(samples), 50);

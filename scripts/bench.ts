@@ -15,15 +15,16 @@
  *   npm run bench -- --n 10000 --sync full
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import { hostname, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 // The built package, as users run it: tsx's transform of src/ wraps every closure it creates in
 // a naming helper, which costs microseconds per hook on this path and is not what ships.
 import { allow, createRunner, defineHooks, SqliteLedger } from '../dist/index.js';
-import { checkpointerFor } from '../dist/ledger/checkpoint.js';
+import { checkpointerFor, type Checkpointer } from '../dist/ledger/checkpoint.js';
 import { flag, printTable, stats } from './bench-support.js';
+import { ThreadClocks, threadDelta, threadTotals } from './bench-threads.js';
 
 const N = Number(flag('n', '3000'));
 const SYNC = flag('sync', 'normal') as 'normal' | 'full';
@@ -138,37 +139,18 @@ interface Cause {
   offCpuMs: number;
   /** Times this thread went to sleep (I/O, a lock, a wait): voluntary context switches. */
   slept: number;
+  /** Whether a checkpoint worker thread was scheduled in meanwhile. */
+  workerRan: boolean;
+  /** Other threads of this process (V8's GC and compiler helpers, libuv) scheduled in meanwhile. */
+  helpersRan: number;
 }
 
-// Time this thread spent runnable but waiting for a CPU, ms (Linux: the second field of
-// schedstat, updated whenever the thread is scheduled in), and its voluntary context switches
-// (/proc status: each time it slept on I/O, a lock or a wait); 0 elsewhere. (schedstat's first
-// field, time on a CPU, only advances at scheduler ticks: no use per invocation.)
-const mainTask = `/proc/self/task/${process.pid}`;
-const openOrNull = (path: string) => {
-  try {
-    return openSync(path, 'r');
-  } catch {
-    return null;
-  }
-};
-const schedstat = openOrNull(`${mainTask}/schedstat`);
-const status = openOrNull(`${mainTask}/status`);
-const procBuffer = Buffer.alloc(4096);
-function readProc(fd: number | null): string {
-  if (fd === null) return '';
-  return procBuffer.subarray(0, readSync(fd, procBuffer, 0, procBuffer.length, 0)).toString('latin1');
-}
-function threadSched(): { runQueueMs: number; sleeps: number } {
-  const runQueueMs = schedstat === null ? 0 : Number(readProc(schedstat).split(' ')[1]) / 1e6;
-  const sleeps = Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(readProc(status))?.[1] ?? 0);
-  return { runQueueMs, sleeps };
-}
-
-function schedSince(before: { runQueueMs: number; sleeps: number }): { offCpuMs: number; slept: number } {
-  const now = threadSched();
-  return { offCpuMs: now.runQueueMs - before.runQueueMs, slept: now.sleeps - before.sleeps };
-}
+// Each thread's run-queue time (runnable but waiting for a CPU) and times scheduled in (Linux
+// schedstat), and the deciding thread's voluntary context switches (/proc status: each time it
+// slept on I/O, a lock or a wait); 0 elsewhere. (schedstat's CPU time of a running thread only
+// advances at scheduler ticks: no use per invocation.)
+const clocks = new ThreadClocks();
+let workerIndexes = new Set<number>();
 
 /** What the slowest 1% of a case's invocations overlapped, each counted under its first cause in this order. */
 function describeTail(name: string, all: Cause[]): string {
@@ -177,14 +159,19 @@ function describeTail(name: string, all: Cause[]): string {
   let gc = 0;
   let offCpu = 0;
   let blocked = 0;
+  let offCpuWorker = 0;
+  let offCpuHelpers = 0;
   for (const c of slow) {
     if (c.rewind) rewind += 1;
     else if (c.gc) gc += 1;
-    else if (c.offCpuMs * 1000 > c.us / 2) offCpu += 1;
-    else if (c.slept > 0) blocked += 1;
+    else if (c.offCpuMs * 1000 > c.us / 2) {
+      offCpu += 1;
+      if (c.workerRan) offCpuWorker += 1;
+      else if (c.helpersRan > 0) offCpuHelpers += 1;
+    } else if (c.slept > 0) blocked += 1;
   }
   const other = slow.length - rewind - gc - offCpu - blocked;
-  return `slowest 1% of ${name} (${slow.length}, from ${slow[slow.length - 1]!.us.toFixed(0)} µs): ${rewind} overlapped the checkpoint worker's FULL checkpoint, ${gc} a GC, ${offCpu} waited mostly for a CPU (other threads or processes), ${blocked} slept (I/O, a lock), ${other} none of these (ran on the CPU)`;
+  return `slowest 1% of ${name} (${slow.length}, from ${slow[slow.length - 1]!.us.toFixed(0)} µs): ${rewind} copied the rest of the WAL for a rewind, ${gc} a GC, ${offCpu} waited mostly for a CPU (${offCpuWorker} while a checkpoint worker ran, ${offCpuHelpers} while other threads of this process ran, ${offCpu - offCpuWorker - offCpuHelpers} other processes only), ${blocked} slept (I/O, a lock), ${other} none of these (ran on the CPU)`;
 }
 
 /**
@@ -212,46 +199,170 @@ function describeAllocation(name: string, all: Cause[]): string {
   return `allocation, ${name}: ${(perInvocation / 1024).toFixed(1)} KB per invocation; ${gcs} of ${all.length} invocations (${((100 * gcs) / all.length).toFixed(2)}%) met a GC`;
 }
 
-async function main(): Promise<void> {
-  const runnerLedger = open('runner');
-  const baselineLedger = open('baseline');
-  const chainLedger = open('baseline-chain');
-  const runner = createRunner({ hookSet, ledger: runnerLedger });
-  const cases: Record<string, (i: number) => Promise<unknown>> = {
-    'baseline (prepared statements)': baseline(baselineLedger, false),
-    'baseline + chain row': baseline(chainLedger, true),
-    'hookledger runner.run': (i) => runner.run(invocation(i)),
-  };
+/**
+ * Waiting for a CPU at all, per case: in how many invocations the deciding thread was runnable
+ * but off a CPU for 20 µs or more (on 2 cores: two other threads were runnable), and in how many
+ * of those a checkpoint worker, or another thread of this process, was scheduled in.
+ */
+function describeWaits(name: string, all: Cause[]): string {
+  const waited = all.filter((c) => c.offCpuMs >= 0.02);
+  const worker = waited.filter((c) => c.workerRan).length;
+  const helpers = waited.filter((c) => !c.workerRan && c.helpersRan > 0).length;
+  return `waits for a CPU, ${name}: ${waited.length} of ${all.length} invocations (${((100 * waited.length) / all.length).toFixed(2)}%) waited >= 20 µs; a checkpoint worker ran in ${worker} of them, only other threads of this process in ${helpers}, neither in ${waited.length - worker - helpers}`;
+}
+
+// A pure CPU loop (no allocation, no system call) of about the runner's p50: what this machine
+// does to ~145 µs of computation, in the same run.
+let sink = 1;
+function spin(iterations: number): void {
+  let x = sink | 1;
+  for (let j = 0; j < iterations; j++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+  }
+  sink = x;
+}
+function calibrateSpin(targetUs: number): number {
+  let iterations = 20_000;
+  for (let round = 0; round < 5; round++) {
+    const times: number[] = [];
+    for (let i = 0; i < 51; i++) {
+      const t = process.hrtime.bigint();
+      spin(iterations);
+      times.push(Number(process.hrtime.bigint() - t) / 1000);
+    }
+    iterations = Math.max(1, Math.round((iterations * targetUs) / stats(times).p50));
+  }
+  return iterations;
+}
+
+type Case = (i: number) => unknown;
+interface Measured {
+  samples: Record<string, number[]>;
+  causes: Record<string, Cause[]>;
+  wall: Record<string, number>;
+  threads: string[];
+}
+
+/**
+ * Runs the cases in alternating blocks (so machine noise hits all of them), recording for each
+ * invocation what it may have overlapped (read outside the timed span).
+ */
+async function measure(cases: Record<string, Case>, checkpointers: Checkpointer[], settle: boolean): Promise<Measured> {
   const samples: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const causes: Record<string, Cause[]> = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
   const wall: Record<string, number> = Object.fromEntries(Object.keys(cases).map((k) => [k, 0]));
-  const checkpointers = [runnerLedger, baselineLedger, chainLedger].map((l) => checkpointerFor(l.sqlite, l.path));
   const rewinds = () => checkpointers.reduce((sum, c) => sum + c.restarts, 0);
   for (const fn of Object.values(cases)) for (let i = 0; i < 200; i++) await fn(-i - 1); // warm-up
+  // The workers started during the warm-up (after 64 commits): find their threads.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  clocks.rescan();
+  const names = new Map<number, string>([[clocks.mainTid, 'main (deciding) thread']]);
+  for (const c of checkpointers) if (c.workerThreadId > 0) names.set(c.workerThreadId, 'checkpoint worker');
+  workerIndexes = new Set(clocks.tids.flatMap((tid, i) => (names.get(tid) === 'checkpoint worker' ? [i] : [])));
+  const before = clocks.read();
+  const scratch = [new Float64Array(before.length), new Float64Array(before.length)] as const;
   for (let start = 0; start < N; start += BLOCK) {
     for (const [name, fn] of Object.entries(cases)) {
+      // One ledger, one checkpoint worker: a process writes one ledger, so each writing case runs
+      // with its own worker only, not with the previous case's still copying its last block. (The
+      // CPU loop follows the runner unsettled: it runs while the runner's worker catches up.)
+      const waitFrom = Date.now();
+      while (settle && !name.startsWith('CPU') && !checkpointers.every((c) => c.caughtUp) && Date.now() - waitFrom < 1000)
+        await new Promise((r) => setTimeout(r, 5));
       const t0 = process.hrtime.bigint();
       for (let i = start; i < Math.min(N, start + BLOCK); i++) {
         // Read outside the timed span: what the invocation may have overlapped.
         const heap = getHeapStatistics().used_heap_size;
         const rewound = rewinds();
-        const sched = threadSched();
+        const sleeps = clocks.sleeps();
+        clocks.read(scratch[0]);
         const t = process.hrtime.bigint();
         await fn(i);
         const us = Number(process.hrtime.bigint() - t) / 1000;
+        clocks.read(scratch[1]);
         const heapAfter = getHeapStatistics().used_heap_size;
+        const threads = threadDelta(scratch[0], scratch[1], workerIndexes);
         samples[name]!.push(us);
         causes[name]!.push({
           us,
           gc: heapAfter < heap,
           grew: heapAfter - heap,
           rewind: rewinds() !== rewound,
-          ...schedSince(sched),
+          offCpuMs: threads.mainWaitMs,
+          slept: clocks.sleeps() - sleeps,
+          workerRan: threads.watchedRan,
+          helpersRan: threads.othersRan,
         });
       }
       wall[name]! += Number(process.hrtime.bigint() - t0) / 1e9;
     }
   }
+  return { samples, causes, wall, threads: threadTotals(clocks, before, clocks.read(), names) };
+}
+
+/** A ledger whose writes never checkpoint (no worker, no automatic checkpoint) until `drain`. */
+function openUncheckpointed(name: string): SqliteLedger {
+  const ledger = open(name);
+  checkpointerFor(ledger.sqlite, ledger.path).stop();
+  ledger.sqlite.pragma('wal_autocheckpoint = 0');
+  return ledger;
+}
+
+const ratio = (samples: number[]) => {
+  const s = stats(samples);
+  return (s.p99 / s.p50).toFixed(2);
+};
+
+async function main(): Promise<void> {
+  const CPU_US = Number(flag('cpu-us', '145'));
+  const spinIterations = calibrateSpin(CPU_US);
+  const cpuCase: Case = () => spin(spinIterations);
+
+  // Phase 1, the machine without checkpoints: the same writes and the runner with no checkpoint
+  // in the timed window (the WAL grows; one checkpoint after), next to the CPU loop.
+  const quietChain = openUncheckpointed('quiet-chain');
+  const quietRunnerLedger = openUncheckpointed('quiet-runner');
+  const quietRunner = createRunner({ hookSet, ledger: quietRunnerLedger });
+  const quiet = await measure(
+    {
+      'CPU loop': cpuCase,
+      'baseline + chain row, no checkpoint': baseline(quietChain, true),
+      'runner.run, no checkpoint': (i) => quietRunner.run(invocation(i)),
+    },
+    [],
+    false,
+  );
+  const walPages = [quietChain, quietRunnerLedger].map((l) => Math.round(statSync(`${l.path}-wal`).size / 4120));
+  for (const l of [quietChain, quietRunnerLedger]) l.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  await quietRunner.close();
+  await quietChain.close();
+  await quietRunnerLedger.close();
+
+  // Phase 2, what ships: checkpoints on the worker (ledger/checkpoint.ts), for the runner and the floors.
+  const runnerLedger = open('runner');
+  const baselineLedger = open('baseline');
+  const chainLedger = open('baseline-chain');
+  const runner = createRunner({ hookSet, ledger: runnerLedger });
+  const cases: Record<string, Case> = {
+    'baseline (prepared statements)': baseline(baselineLedger, false),
+    'baseline + chain row': baseline(chainLedger, true),
+    'hookledger runner.run': (i) => runner.run(invocation(i)),
+    'CPU loop, after the runner': cpuCase,
+  };
+  const ledgers = [runnerLedger, baselineLedger, chainLedger];
+  // --ab-nice N: the runner once more, its checkpoint worker at nice N, in the same run (A/B of the worker's priority).
+  const abNice = flag('ab-nice', '');
+  if (abNice !== '') {
+    const abLedger = open('runner-ab');
+    checkpointerFor(abLedger.sqlite, abLedger.path).workerNice = Number(abNice);
+    const abRunner = createRunner({ hookSet, ledger: abLedger });
+    cases[`runner.run, worker at nice ${abNice}`] = (i) => abRunner.run(invocation(i));
+    ledgers.push(abLedger);
+  }
+  const checkpointers = ledgers.map((l) => checkpointerFor(l.sqlite, l.path));
+  const { samples, causes, wall, threads } = await measure(cases, checkpointers, !process.argv.includes('--no-settle'));
   await runner.close();
   const base = stats(samples['baseline (prepared statements)']!);
   const chained = stats(samples['baseline + chain row']!);
@@ -262,30 +373,54 @@ async function main(): Promise<void> {
   );
   printTable(
     ['case', 'n', 'p50 µs', 'p99 µs', 'p99 / p50', 'inv/s', 'p50 vs baseline', 'p50 vs baseline+chain'],
-    Object.keys(cases).map((name) => {
-      const s = stats(samples[name]!);
-      return [
-        name,
-        s.n,
-        s.p50.toFixed(1),
-        s.p99.toFixed(1),
-        (s.p99 / s.p50).toFixed(2),
-        Math.round(N / wall[name]!),
-        (s.p50 / base.p50).toFixed(2),
-        (s.p50 / chained.p50).toFixed(2),
-      ];
+    Object.keys(cases)
+      .filter((name) => name !== 'CPU loop, after the runner')
+      .map((name) => {
+        const s = stats(samples[name]!);
+        return [
+          name,
+          s.n,
+          s.p50.toFixed(1),
+          s.p99.toFixed(1),
+          (s.p99 / s.p50).toFixed(2),
+          Math.round(N / wall[name]!),
+          (s.p50 / base.p50).toFixed(2),
+          (s.p50 / chained.p50).toFixed(2),
+        ];
+      }),
+  );
+  console.log(
+    `\nfloors that isolate the machine (same run; the first three with no checkpoint in the timed window, WAL ${walPages.join(' and ')} pages at the end):`,
+  );
+  printTable(
+    ['case', 'n', 'p50 µs', 'p99 µs', 'p99 / p50'],
+    [
+      ...Object.entries(quiet.samples).map(([name, s]) => [name, s] as const),
+      ["CPU loop, while the runner's worker catches up", samples['CPU loop, after the runner']!] as const,
+    ].map(([name, all]) => {
+      const s = stats(all);
+      return [name, s.n, s.p50.toFixed(1), s.p99.toFixed(1), (s.p99 / s.p50).toFixed(2)];
     }),
   );
   const runnerStats = stats(samples['hookledger runner.run']!);
   console.log(
     `\np99 / p50: hookledger runner.run ${(runnerStats.p99 / runnerStats.p50).toFixed(2)} (goal <= 3); the floor in the same run (baseline + chain row, same checkpointing) ${(chained.p99 / chained.p50).toFixed(2)}`,
   );
-  for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeTail(name, causes[name]!));
+  console.log(
+    `floors, p99 / p50 in the same run: (a) the same writes, no checkpoint in the window ${ratio(quiet.samples['baseline + chain row, no checkpoint']!)}; (b) with the checkpoint worker ${(chained.p99 / chained.p50).toFixed(2)}; (c) a pure CPU loop of ~${CPU_US} µs ${ratio(quiet.samples['CPU loop']!)} (${ratio(samples['CPU loop, after the runner']!)} while the runner's checkpoint worker caught up); runner.run with no checkpoint in the window ${ratio(quiet.samples['runner.run, no checkpoint']!)}`,
+  );
+  for (const name of Object.keys(cases).filter((n) => !n.startsWith('CPU') && !n.startsWith('baseline (')))
+    console.log(describeTail(name, causes[name]!));
+  console.log(describeTail('runner.run, no checkpoint', quiet.causes['runner.run, no checkpoint']!));
   for (const name of ['hookledger runner.run', 'baseline + chain row']) console.log(describeSleeps(name, causes[name]!));
-  for (const name of Object.keys(cases)) console.log(describeAllocation(name, causes[name]!));
-  await runnerLedger.close();
-  await baselineLedger.close();
-  await chainLedger.close();
+  for (const name of Object.keys(cases).filter((n) => !n.startsWith('baseline'))) console.log(describeWaits(name, causes[name]!));
+  for (const name of ['runner.run, no checkpoint', 'CPU loop']) console.log(describeWaits(name, quiet.causes[name]!));
+  for (const name of Object.keys(cases).filter((n) => !n.startsWith('CPU'))) console.log(describeAllocation(name, causes[name]!));
+  console.log('threads of this process while the checkpointed cases ran:');
+  for (const line of threads) console.log(line);
+  console.log('threads of this process while the cases without checkpoints ran:');
+  for (const line of quiet.threads) console.log(line);
+  for (const ledger of ledgers) await ledger.close();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -18,14 +18,21 @@ import type { Worker } from 'node:worker_threads';
  *   committing meanwhile. Under sustained writes it never quite catches up (new frames arrive
  *   while it copies), and SQLite only rewinds a WAL that is wholly copied;
  * - so once the WAL holds RESTART_PAGES, the worker runs one or two more PASSIVE passes (the
- *   frames written during the one before; a second only when the first took over 3 ms), then
- *   a FULL checkpoint, which needs the write lock for the little left and its two fsyncs; the
- *   next commit then starts the WAL from its beginning. The deciding thread is told (a shared
- *   flag) and waits on that flag, woken the moment the FULL is done, instead of polling the
- *   lock in SQLite's busy handler, which sleeps 1, 2, 5, 10 ms and turned a 2 ms checkpoint
- *   into a 10-20 ms decision (traced: `strace -f -e fsync,clock_nanosleep`). One decision per
- *   RESTART_PAGES of WAL waits: at about 31 frames per invocation, one in ~530, below the
- *   99th percentile.
+ *   frames written during the one before; a second only when the first took over 3 ms) and then
+ *   asks the deciding thread (a shared flag) to copy the little that is left itself: at its next
+ *   write it runs a PASSIVE checkpoint on its own connection (its own last commits and two small
+ *   fsyncs), and when that copied everything, that write starts the WAL from its beginning. One
+ *   decision per RESTART_PAGES of WAL pays for it: at about 31 frames per invocation, one in
+ *   ~530, below the 99th percentile. Nothing waits for the worker, and a PASSIVE checkpoint never
+ *   waits for a lock: a reader holding an old snapshot (a report in another process) only makes
+ *   it copy less, and the worker then backs off for 1, 2, 4, 8 rounds before asking again.
+ * - The worker runs at the lowest CPU priority (nice 19, its own thread only). On two cores, a
+ *   decision, the worker and any third runnable thread (V8's GC helpers, the kernel's I/O
+ *   threads, another process) contend for a CPU; measured (`npm run bench`), a pure CPU loop's
+ *   p99 / p50 went from ~1.2 to ~3 while checkpoint workers ran at normal priority, most of the
+ *   slow iterations waiting for a CPU the worker held. At nice 19 the worker takes a CPU only
+ *   when nothing else wants it; since nothing waits for it, being slow costs only WAL size. If it
+ *   is starved altogether (the machine saturated), the WAL grows to the backstop.
  *
  * The WAL volume is the schema's: an invocation's two commits rewrite the leaf pages of every
  * index they touch (about 120 KB of WAL per invocation). A writer going flat out (the
@@ -33,9 +40,8 @@ import type { Worker } from 'node:worker_threads';
  * disk syncs it; the worker then falls behind and the WAL grows past RESTART_PAGES until it
  * catches up, without holding decisions (PASSIVE takes no write lock).
  *
- * If the worker cannot run (it failed to start, it is starved, a long reader in another process
- * keeps its FULL from finishing: it then backs off for 1, 2, 4, 8 rounds), SQLite's own
- * checkpoint on the deciding connection at BACKSTOP_PAGES still bounds the WAL.
+ * If the worker cannot run (it failed to start, it is starved), SQLite's own checkpoint on the
+ * deciding connection at BACKSTOP_PAGES still bounds the WAL.
  *
  * A process that writes a handful of records (`hookledger claude`, `run`: one event each)
  * never starts the worker; it keeps SQLite's default, and its close checkpoints when it is
@@ -47,24 +53,15 @@ export const BACKGROUND_AFTER_COMMITS = 64;
 /** How often the worker looks for new commits, ms (about 100 invocations at serve's 1-client rate). */
 export const CHECKPOINT_INTERVAL_MS = 100;
 /**
- * WAL pages after which the worker rewinds the WAL (FULL checkpoint, one decision waits for it):
- * 16,384 pages, 64 MiB at 4 KiB pages. Fewer would keep the file smaller and put the wait in more
- * decisions (4,096: one in 140, inside the 99th percentile).
+ * WAL pages after which the WAL is rewound (the deciding thread copies what is left, one decision
+ * pays for it): 16,384 pages, 64 MiB at 4 KiB pages. Fewer would keep the file smaller and put the
+ * copy in more decisions (4,096: one in 140, inside the 99th percentile).
  */
 export const RESTART_PAGES = 16_384;
 /** The deciding connection's automatic checkpoint while the worker runs: only a stalled worker lets the WAL reach it. */
 export const BACKSTOP_PAGES = 2 * RESTART_PAGES;
-/**
- * How long the worker tries to take the write lock for its FULL checkpoint once the deciding
- * thread is parked (waiting for it, in no transaction), ms. Anything still holding the lock then
- * is another process (a writer, a reader of an older snapshot), and the deciding thread must not
- * be held for it: the worker gives up and tries again later.
- */
-export const RESTART_LOCK_WAIT_MS = 5;
-/** How long the worker tries for the lock while the deciding thread is not parked (idle between requests, or descheduled in a transaction), ms. */
-export const RESTART_IDLE_WAIT_MS = 50;
-/** The longest the deciding thread waits for the worker's FULL checkpoint, ms, before it goes on (SQLite's busy timeout then applies). */
-const HOLD_WAIT_MS = 200;
+/** The worker thread's nice value: it takes a CPU only when the deciding thread (nice 0) does not want it. */
+export const WORKER_NICE = 5;
 
 // Slots of the shared Int32Array.
 const COMMITS = 0;
@@ -72,13 +69,15 @@ const STOP = 1;
 const CLOSED = 2;
 const CHECKPOINTS = 3;
 const OPENED = 4;
-/** 1 while the worker runs a FULL checkpoint: the deciding thread waits before its next transaction. */
-const HOLD = 5;
+/** 1 while the worker asks the deciding thread to finish the copy (its own PASSIVE checkpoint) before its next write. */
+const REWIND = 5;
 const RESTARTS = 6;
-/** 1 while the deciding thread waits on HOLD (it is then in no transaction). */
-const PARKED = 7;
-const GAVE_UP = 8;
-const SLOTS = 9;
+const GAVE_UP = 7;
+/** The worker's Linux thread id (0 elsewhere): benchmarks attribute scheduler time to it. */
+const TID = 8;
+/** The commit count the worker's last completed round covered. */
+const SEEN = 9;
+const SLOTS = 10;
 
 /** How long close() waits for the worker to let go of its connection, ms. */
 const CLOSE_WAIT_MS = 5_000;
@@ -91,76 +90,63 @@ const state = new Int32Array(workerData.shared);
 const stopped = () => Atomics.load(state, ${STOP}) !== 0;
 let db;
 try {
+  try {
+    Atomics.store(state, ${TID}, Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()) || 0);
+  } catch {}
+  // Linux: 0 is this thread alone. Lowering one's own priority needs no privilege; where it fails, normal priority.
+  try { require('node:os').setPriority(0, workerData.nice); } catch {}
   if (!stopped()) {
     const Database = require(workerData.driver);
     db = new Database(workerData.path);
     Atomics.store(state, ${OPENED}, 1);
-    // No busy handler: PASSIVE never waits, and the FULL below retries the lock itself, briefly.
-    db.pragma('busy_timeout = 0');
-    const checkpoint = (mode) => {
+    db.pragma('busy_timeout = 0'); // PASSIVE never waits anyway; nothing here should.
+    const checkpoint = () => {
       try {
-        return db.pragma('wal_checkpoint(' + mode + ')')[0];
+        return db.pragma('wal_checkpoint(PASSIVE)')[0];
       } catch {
         return undefined; // Busy (another checkpoint): the next round tries again.
       }
     };
-    // The FULL checkpoint that lets the WAL rewind, with the deciding thread told to wait (HOLD).
     let skipRounds = 0;
     let failures = 0;
-    const restart = () => {
-      Atomics.store(state, ${HOLD}, 1);
-      try {
-        // The lock is retried for lockWaitMs once the deciding thread is parked outside its
-        // transactions (it may be descheduled mid-transaction on a busy machine: that is no
-        // reason to give up), or for idleWaitMs while it is not (idle, or not yet back).
-        const start = Date.now();
-        let parkedSince = 0;
-        for (;;) {
-          const result = checkpoint('FULL');
-          if (result !== undefined && result.busy === 0) {
-            Atomics.add(state, ${RESTARTS}, 1);
-            failures = 0;
-            return;
-          }
-          const now = Date.now();
-          if (Atomics.load(state, ${PARKED}) === 1) parkedSince ||= now;
-          if (stopped() || (parkedSince > 0 ? now - parkedSince : now - start) >= (parkedSince > 0 ? workerData.lockWaitMs : workerData.idleWaitMs)) break;
-          Atomics.wait(state, ${STOP}, 0, 0.05);
-        }
-        // Another connection holds the lock or an old snapshot: back off (1, 2, 4, 8 rounds) rather than hold decisions every round.
-        Atomics.add(state, ${GAVE_UP}, 1);
-        failures = Math.min(failures + 1, 4);
-        skipRounds = 2 ** (failures - 1);
-      } finally {
-        Atomics.store(state, ${HOLD}, 0);
-        Atomics.notify(state, ${HOLD});
-      }
-    };
+    let gaveUp = 0;
+    let restarts = 0;
     let seen = 0;
     while (Atomics.wait(state, ${STOP}, 0, workerData.intervalMs) !== 'not-equal' && !stopped()) {
+      // The deciding thread has not yet finished the rewind it was asked for: nothing to copy until it has.
+      if (Atomics.load(state, ${REWIND}) === 1) continue;
+      if (Atomics.load(state, ${RESTARTS}) !== restarts) {
+        restarts = Atomics.load(state, ${RESTARTS});
+        failures = 0;
+      }
+      if (Atomics.load(state, ${GAVE_UP}) !== gaveUp) {
+        // It could not copy everything (another connection holds an old snapshot, or writes): back off 1, 2, 4, 8 rounds.
+        gaveUp = Atomics.load(state, ${GAVE_UP});
+        failures = Math.min(failures + 1, 4);
+        skipRounds = 2 ** (failures - 1);
+      }
       const commits = Atomics.load(state, ${COMMITS});
       if (commits === seen) continue;
       seen = commits;
-      const passive = checkpoint('PASSIVE');
+      const passive = checkpoint();
       if (passive !== undefined && passive.log >= workerData.restartPages) {
         if (skipRounds > 0) skipRounds -= 1;
         else {
-          // Copy (and sync) what was written meanwhile until a pass is quick, so that the FULL
-          // checkpoint, which decisions wait for, has little left to sync under the lock.
+          // Copy (and sync) what was written meanwhile until a pass is quick, so that the
+          // deciding thread's own pass, which one decision pays for, has little left.
           for (let pass = 0; pass < workerData.maxCatchUpPasses; pass++) {
             const t = performance.now();
-            checkpoint('PASSIVE');
+            checkpoint();
             if (performance.now() - t < workerData.quickPassMs) break;
           }
-          restart();
+          Atomics.store(state, ${REWIND}, 1);
         }
       }
       Atomics.add(state, ${CHECKPOINTS}, 1);
+      Atomics.store(state, ${SEEN}, seen);
     }
   }
 } finally {
-  Atomics.store(state, ${HOLD}, 0);
-  Atomics.notify(state, ${HOLD});
   try { db?.close(); } catch {}
   Atomics.store(state, ${CLOSED}, 1);
   Atomics.notify(state, ${CLOSED});
@@ -176,6 +162,8 @@ export class Checkpointer {
   private worker: Worker | null = null;
   private commits = 0;
   private stopped = false;
+  /** @internal The worker thread's nice value (benchmarks compare priorities in one run); set before the worker starts. */
+  workerNice = WORKER_NICE;
   // A worker blocked in Atomics.wait would hold process exit up to an interval.
   private readonly onExit = () => this.stop();
 
@@ -195,15 +183,22 @@ export class Checkpointer {
   }
 
   /**
-   * Call before each write transaction of the deciding connection: while the worker's FULL
-   * checkpoint holds the write lock, waits for it on the shared flag (woken the moment it is
-   * done) rather than in SQLite's busy handler. Otherwise one shared-memory load.
+   * Call before each write transaction of the deciding connection: when the worker has copied
+   * nearly all of a WAL past RESTART_PAGES, copies the rest here (a PASSIVE checkpoint on this
+   * connection, which never waits for a lock), so that this write starts the WAL from its
+   * beginning. Otherwise one shared-memory load.
    */
   beforeWrite(): void {
-    if (this.worker === null || Atomics.load(this.state, HOLD) === 0) return;
-    Atomics.store(this.state, PARKED, 1);
-    Atomics.wait(this.state, HOLD, 1, HOLD_WAIT_MS);
-    Atomics.store(this.state, PARKED, 0);
+    if (this.worker === null || Atomics.load(this.state, REWIND) === 0 || this.sqlite.inTransaction) return;
+    let copiedAll = false;
+    try {
+      const [result] = this.sqlite.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+      copiedAll = result !== undefined && result.busy === 0 && result.log === result.checkpointed;
+    } catch {
+      // Busy or failing: the WAL simply is not rewound this time; the write goes on.
+    }
+    Atomics.add(this.state, copiedAll ? RESTARTS : GAVE_UP, 1);
+    Atomics.store(this.state, REWIND, 0);
   }
 
   /** Checkpoint rounds the worker completed (for tests and benchmarks). */
@@ -211,14 +206,24 @@ export class Checkpointer {
     return Atomics.load(this.state, CHECKPOINTS);
   }
 
-  /** FULL checkpoints the worker gave up on (the lock or an old snapshot held by another connection), for tests and benchmarks. */
+  /** Rewinds that could not copy everything (another connection held an old snapshot or wrote), for tests and benchmarks. */
   get restartsGivenUp(): number {
     return Atomics.load(this.state, GAVE_UP);
   }
 
-  /** FULL checkpoints the worker completed, after each of which the WAL rewinds (for tests and benchmarks). */
+  /** Times the deciding thread finished the copy of the whole WAL, after each of which its next write rewinds the WAL (for tests and benchmarks). */
   get restarts(): number {
     return Atomics.load(this.state, RESTARTS);
+  }
+
+  /** Whether the worker is idle: its last round covered every commit so far, or it waits for this thread's rewind (benchmarks wait for it between cases). */
+  get caughtUp(): boolean {
+    return this.worker === null || Atomics.load(this.state, SEEN) === this.commits || Atomics.load(this.state, REWIND) === 1;
+  }
+
+  /** The worker's Linux thread id once it runs (0 before, or elsewhere), for benchmarks' per-thread attribution. */
+  get workerThreadId(): number {
+    return Atomics.load(this.state, TID);
   }
 
   /** Whether checkpoints have moved off this connection. */
@@ -260,10 +265,9 @@ export class Checkpointer {
         path: this.path,
         intervalMs: CHECKPOINT_INTERVAL_MS,
         restartPages: RESTART_PAGES,
-        lockWaitMs: RESTART_LOCK_WAIT_MS,
-        idleWaitMs: RESTART_IDLE_WAIT_MS,
         maxCatchUpPasses: 2,
         quickPassMs: 3,
+        nice: this.workerNice,
       },
       // The checkpointer needs little; keep the worker's heap small.
       resourceLimits: { maxOldGenerationSizeMb: 16 },
@@ -271,11 +275,6 @@ export class Checkpointer {
     worker.unref();
     // A worker that fails leaves the backstop in charge; nothing to report on the decision path.
     worker.on('error', () => {});
-    // A worker stopped without running its own cleanup (out of memory, terminated) must not leave decisions waiting on HOLD.
-    worker.on('exit', () => {
-      Atomics.store(this.state, HOLD, 0);
-      Atomics.notify(this.state, HOLD);
-    });
     process.once('exit', this.onExit);
     this.worker = worker;
     Atomics.store(this.state, COMMITS, this.commits);

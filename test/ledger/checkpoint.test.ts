@@ -76,7 +76,7 @@ describe('WAL checkpoints off the decision path', () => {
     expect(maxWal).toBeLessThanOrEqual(2 * BACKSTOP_PAGES * (pageSize + 24) + 32);
     const checkpointer = checkpointerFor(ledger.sqlite, ledger.path);
     expect(checkpointer.backgroundCheckpoints).toBeGreaterThan(0);
-    // The worker's FULL checkpoints rewound the WAL (the backstop on the deciding connection is only for a stalled worker).
+    // The WAL was rewound after the worker's copies (the backstop on the deciding connection is only for a stalled worker).
     expect(checkpointer.restarts).toBeGreaterThan(0);
     await runner.close();
     ledger.close();
@@ -102,7 +102,7 @@ describe('WAL checkpoints off the decision path', () => {
       const report = await runner.run(invocation(n++));
       expect(report.decision).toBe('allow');
     }
-    // The snapshot could not be copied over, so no FULL checkpoint completed; the reader still sees its snapshot.
+    // The snapshot could not be copied over, so no rewind completed; the reader still sees its snapshot.
     expect(checkpointer.restarts).toBe(restartsBefore);
     expect(reader.sqlite.prepare('SELECT count(*) FROM invocations').pluck().get()).toBe(seen);
     reader.sqlite.exec('COMMIT');

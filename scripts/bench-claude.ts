@@ -57,7 +57,7 @@ async function prepare(): Promise<void> {
   // The compiled layout `npm run build` produces (dist/ beside migrations/), via esbuild.
   await buildCompiledTree(join(work, 'dist'));
   await buildClaudeBundle(join(work, 'dist', 'bundle', 'claude.cjs'));
-  await writePackageRoot(join(work, 'dist'));
+  writePackageRoot(join(work, 'dist'));
   cpSync(join(root, 'migrations'), join(work, 'migrations'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'));
   // The package's name and exports, so that a config here imports 'hookledger' as this copy (self-reference).

@@ -12,6 +12,7 @@
  * because the migrations folder is found relative to it.
  */
 import { build, type Plugin } from 'esbuild';
+import ts from 'typescript';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -68,12 +69,14 @@ export async function buildHookBundle(
   await build({
     ...SINGLE_CJS_FILE,
     // An agent's entry first lends the bundle's library to the package root (src/cli/shared-library.ts):
-    // require() makes esbuild initialise src/index.ts's modules only when a config imports 'hookledger'.
+    // require() makes esbuild initialise a module of src/index.ts only when the root asks for it.
     ...(loadsConfigs
       ? {
           stdin: {
             contents: `import { lendLibrary } from './src/cli/shared-library.ts';
-lendLibrary(import.meta.url, () => require('./src/index.ts'));
+lendLibrary(import.meta.url, {
+${[...new Set(libraryExports().map((e) => e.module))].map((m) => `  ${JSON.stringify(m)}: () => require('./src/${m}.ts'),`).join('\n')}
+});
 require('./src/cli/${name}-bin.ts');`,
             resolveDir: packageRootDir,
             sourcefile: `${name}-entry.ts`,
@@ -200,35 +203,94 @@ const bundled = { exports: {} };
 script.runInThisContext()(bundled.exports, createRequire(file), bundled, file, __dirname);
 `;
 
+/** A value src/index.ts exports: its name, the module under src/ it comes from, and whether it is a function declaration. */
+interface LibraryExport {
+  name: string;
+  module: string;
+  isFunction: boolean;
+}
+
+/**
+ * What src/index.ts exports (types left out), read from the sources with TypeScript's parser:
+ * each name with its module, and whether that module declares it with `export function` (which
+ * the package root may hand over as a wrapper that loads the module on the first call; anything
+ * else, a class or a constant, is handed over as it is).
+ */
+export function libraryExports(): LibraryExport[] {
+  const sources = join(packageRootDir, 'src');
+  const parse = (file: string) => ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  const functionsOf = new Map<string, Set<string>>();
+  const functions = (module: string) => {
+    let names = functionsOf.get(module);
+    if (!names) {
+      names = new Set(
+        parse(join(sources, `${module}.ts`))
+          .statements.filter(ts.isFunctionDeclaration)
+          .filter((f) => f.name && f.modifiers?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword))
+          .map((f) => f.name!.text),
+      );
+      functionsOf.set(module, names);
+    }
+    return names;
+  };
+  return parse(join(sources, 'index.ts')).statements.flatMap((statement) => {
+    if (
+      !ts.isExportDeclaration(statement) ||
+      statement.isTypeOnly ||
+      !statement.exportClause ||
+      !ts.isNamedExports(statement.exportClause)
+    ) {
+      if (ts.isExportDeclaration(statement) && !statement.isTypeOnly)
+        throw new Error('src/index.ts: only `export { … } from` is supported');
+      return [];
+    }
+    const module = (statement.moduleSpecifier as ts.StringLiteral).text.replace(/^\.\//, '').replace(/\.js$/, '');
+    return statement.exportClause.elements
+      .filter((e) => !e.isTypeOnly)
+      .map((e) => {
+        const local = (e.propertyName ?? e.name).text;
+        return { name: e.name.text, module, isFunction: local === e.name.text && functions(module).has(local) };
+      });
+  });
+}
+
 /**
  * Writes DIST/root.js, the package root (`import … from 'hookledger'`) on a Node that can
  * `require()` an ES module (package.json "exports", condition "module-sync": Node 20.19+,
- * 22.12+; older ones get dist/index.js itself). It exports what src/index.ts exports: inside a
- * hook bundle's process the bundle's own copy (src/cli/shared-library.ts), so that a config
- * importing the package costs what one without the import costs, else dist/index.js loaded
- * with `require()`, the same modules an `import` gives. The names come from src/index.ts, so
- * they cannot drift; types stay dist/index.d.ts ("types" condition).
+ * 22.12+; older ones get dist/index.js itself). It exports what src/index.ts exports. In a
+ * process an agent bundle runs (a hook config importing the package) it hands over the bundle's
+ * own modules (src/cli/shared-library.ts): values at once, functions as wrappers that load their
+ * module on the first call, so that such a config costs about what one without the import
+ * costs. Anywhere else it is dist/index.js loaded with `require()`: the same modules and the
+ * same functions an `import` of dist/index.js gives. The names come from src/index.ts, so they
+ * cannot drift; types stay dist/index.d.ts ("types" condition). No module src/index.ts reaches
+ * may use top-level await, which `require()` cannot load.
  */
-export async function writePackageRoot(distDir = join(packageRootDir, 'dist')): Promise<string> {
-  const { metafile } = await build({
-    entryPoints: [join(packageRootDir, 'src', 'index.ts')],
-    format: 'esm',
-    write: false,
-    metafile: true,
-    outdir: distDir,
-    logLevel: 'warning',
-  });
-  const names = Object.values(metafile.outputs).flatMap((output) => output.exports);
+export function writePackageRoot(distDir = join(packageRootDir, 'dist')): string {
   const file = join(distDir, 'root.js');
+  const exports = libraryExports().map(({ name, module, isFunction }) => {
+    const at = `${JSON.stringify(module)}, ${JSON.stringify(name)}`;
+    return `export const ${name} = ${isFunction ? 'later' : 'now'}(${at});`;
+  });
   writeFileSync(
     file,
     `// Generated by scripts/build-bundle.ts (writePackageRoot): the package root where Node can require() an ES module.
 import { createRequire } from 'node:module';
 
 const lend = globalThis[Symbol.for(${JSON.stringify(SHARED_LIBRARY_KEY)})];
-const library = (typeof lend === 'function' && lend(import.meta.url)) || createRequire(import.meta.url)('./index.js');
+const lent = typeof lend === 'function' ? lend(import.meta.url) : undefined;
+const library = lent ? undefined : createRequire(import.meta.url)('./index.js');
+const now = (module, name) => (lent ? lent(module)[name] : library[name]);
+const later = (module, name) =>
+  lent
+    ? {
+        [name](...args) {
+          return lent(module)[name].apply(this, args);
+        },
+      }[name]
+    : library[name];
 
-export const {\n  ${names.join(',\n  ')},\n} = library;
+${exports.join('\n')}
 `,
   );
   return file;
@@ -271,6 +333,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   if (!process.argv[2]) {
     for (const name of [...HOOK_BUNDLES.filter((n) => n !== 'claude'), ...COMMAND_BUNDLES])
       process.stdout.write(`wrote ${await buildHookBundle(name)}\n`);
-    process.stdout.write(`wrote ${await writePackageRoot()}\n`);
+    process.stdout.write(`wrote ${writePackageRoot()}\n`);
   }
 }

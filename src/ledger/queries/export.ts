@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { setFlagsFromString } from 'node:v8';
+import { createRequire } from 'node:module';
+import type * as V8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { InputError } from '../../domain/errors.js';
 import type { Outcome } from '../../domain/outcomes.js';
@@ -495,7 +496,8 @@ let minorGc: (() => void) | undefined;
 function scavenge(): void {
   if (!minorGc) {
     try {
-      setFlagsFromString('--expose-gc');
+      // node:v8 loaded here, not with the module: the package root imports this module (for CSV_COLUMNS).
+      (createRequire(import.meta.url)('node:v8') as typeof V8).setFlagsFromString('--expose-gc');
       const gc = runInNewContext('gc') as (options: { type: 'minor' }) => void;
       minorGc = () => gc({ type: 'minor' });
     } catch {

@@ -30,18 +30,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BENCH_HOOK_BODY, BENCH_HOOKS, BENCH_HOOKS_JS } from './bench-support.js';
 import { ThreadClocks, threadDelta, type ThreadReading } from './bench-threads.js';
+import { floorWriter } from './bench-write-floor.js';
 import { buildClaudeBundle, buildCompiledTree, packageRootDir as root, writePackageRoot } from './build-bundle.js';
 import { defaultHookledgerBin, hookledgerCommand } from '../src/adapters/claude-settings.js';
 import { listDaemons, stopDaemon } from '../src/cli/daemon/admin.js';
-import type * as Package from '../src/index.js';
-import type * as Checkpoint from '../src/ledger/checkpoint.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
 const ONLY = process.env.BENCH_ONLY;
@@ -391,6 +388,15 @@ async function serveRows(): Promise<Row[]> {
         note: `${Math.round(rate)} inv/s = ${(rate / floor.rate).toFixed(2)}x the write floor, p99 = ${(percentile(sorted, 99) / percentile(sorted, 50)).toFixed(2)}x p50, ${gcs} scavenges in ${samples.length} requests (${((100 * gcs) / samples.length).toFixed(2)}%)`,
       });
     }
+    for (const withWrites of [false, true]) {
+      const samples = await httpFloor(withWrites ? [join(work, 'serve.db'), join(work, 'http-floor.db')] : []);
+      const sorted = sortedSamples(samples);
+      rows.push({
+        label: `HTTP floor, 1 client${withWrites ? ', + the writes' : ''}`,
+        samples,
+        note: `plain node:http server, same client, fixed answer${withWrites ? ', the write floor per request' : ', no writes'}: p99 = ${(percentile(sorted, 99) / percentile(sorted, 50)).toFixed(2)}x p50`,
+      });
+    }
     const floorSorted = sortedSamples(floor.samples);
     rows.push({
       label: 'write floor: sequential better-sqlite3 loop',
@@ -402,6 +408,31 @@ async function serveRows(): Promise<Row[]> {
     await new Promise((resolve) => child.on('exit', resolve));
   }
   return rows;
+}
+
+/** Starts the HTTP floor server (bench-http-floor.ts), measures REQUESTS requests from 1 client after a warm-up, stops it. */
+async function httpFloor(ledgers: string[]): Promise<number[]> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts/bench-http-floor.ts'), work, ...ledgers], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) resolve((JSON.parse(out.split('\n')[0]!) as { port: number }).port);
+      });
+      child.on('exit', (code) => reject(new Error(`the HTTP floor server exited with ${code}`)));
+    });
+    await clientLoop(port, 200);
+    const samples: number[] = [];
+    await clientLoop(port, REQUESTS, samples);
+    return samples;
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.on('exit', resolve));
+  }
 }
 
 /**
@@ -524,60 +555,10 @@ async function serverGcs(port: number): Promise<number> {
 
 /**
  * The write floor: a plain sequential better-sqlite3 loop that writes what serve wrote for its
- * last request (the same invocation row, outcomes and chain link, on a ledger with the same
- * schema and pragmas) in the same two durable transactions: the `running` row, then the final
- * state with its outcomes and link. No HTTP, parsing, hooks or redaction.
+ * last request (scripts/bench-write-floor.ts). No HTTP, parsing, hooks or redaction.
  */
 async function writeFloor(servedDb: string): Promise<{ rate: number; samples: number[] }> {
-  const { SqliteLedger } = (await import(pathToFileURL(join(work, 'dist/index.js')).href)) as typeof Package;
-  const served = SqliteLedger.open({ path: servedDb, readonly: true });
-  const invocation = served.sqlite.prepare('SELECT * FROM invocations ORDER BY id DESC LIMIT 1').get() as Record<string, unknown>;
-  const outcomes = served.sqlite.prepare('SELECT * FROM outcomes WHERE invocation_id = ?').all(invocation.id) as Record<string, unknown>[];
-  await served.close();
-  const ledger = SqliteLedger.open({ path: join(work, 'floor.db') });
-  const s = ledger.sqlite;
-  // The checkpoint regime serve's writer has (ledger/checkpoint.ts), so that the floor's p99 / p50 is comparable.
-  const { checkpointerFor } = (await import(pathToFileURL(join(work, 'dist/ledger/checkpoint.js')).href)) as typeof Checkpoint;
-  const checkpointer = checkpointerFor(s, ledger.path);
-  s.prepare(
-    `INSERT INTO hook_sets (id, fingerprint, name, version, strategy, definition_json, created_at) VALUES (?, 'floor', 'floor', '1', 'deny_wins', '{}', 0)`,
-  ).run(invocation.hook_set_id);
-  const finalColumns = ['status', 'decision', 'decisive_hook_id', 'reason_code', 'message', 'modified_input_json', 'context_json'];
-  finalColumns.push('redactions_json', 'finished_at', 'duration_us');
-  const beginColumns = Object.keys(invocation).filter((c) => c !== 'id' && !finalColumns.includes(c));
-  const insertInvocation = s.prepare(
-    `INSERT INTO invocations (${beginColumns.join(', ')}, status) VALUES (${beginColumns.map(() => '?').join(', ')}, 'running')`,
-  );
-  const update = s.prepare(`UPDATE invocations SET ${finalColumns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`);
-  const outcomeColumns = Object.keys(outcomes[0]!).filter((c) => c !== 'id');
-  const insertOutcome = s.prepare(
-    `INSERT INTO outcomes (${outcomeColumns.join(', ')}) VALUES (${outcomeColumns.map(() => '?').join(', ')})`,
-  );
-  const head = s.prepare('SELECT seq, hash FROM chain ORDER BY seq DESC LIMIT 1').raw();
-  const insertLink = s.prepare('INSERT INTO chain (seq, kind, ref_id, prev_hash, hash, at, rows) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const finish = s.transaction((id: number) => {
-    const at = Date.now();
-    update.run(...finalColumns.map((c) => (c === 'finished_at' ? at : invocation[c])), id);
-    const values: unknown[] = [id, ...beginColumns.map((c) => invocation[c]), ...finalColumns.map((c) => invocation[c])];
-    const labels = [`i${id}`];
-    for (const outcome of outcomes) {
-      const row = outcomeColumns.map((c) => (c === 'invocation_id' ? id : outcome[c]));
-      labels.push(`o${Number(insertOutcome.run(...row).lastInsertRowid)}`);
-      values.push(...row);
-    }
-    const [seq, prev] = (head.get() as [number, string] | undefined) ?? [0, '0'.repeat(64)];
-    const hash = createHash('sha256')
-      .update(`${prev}|${JSON.stringify(values)}`)
-      .digest('hex');
-    insertLink.run(seq + 1, 'invocation', id, prev, hash, at, labels.map((l) => `${l}:00000000`).join(' '));
-  });
-  const once = () => {
-    checkpointer.beforeWrite();
-    const id = Number(insertInvocation.run(...beginColumns.map((c) => (c === 'started_at' ? Date.now() : invocation[c]))).lastInsertRowid);
-    checkpointer.beforeWrite();
-    finish.immediate(id);
-    checkpointer.committed();
-  };
+  const { once, close } = await floorWriter(work, servedDb, join(work, 'floor.db'));
   for (let i = 0; i < 200; i += 1) once();
   const samples: number[] = [];
   const t0 = process.hrtime.bigint();
@@ -587,7 +568,7 @@ async function writeFloor(servedDb: string): Promise<{ rate: number; samples: nu
     samples.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   const rate = REQUESTS / (Number(process.hrtime.bigint() - t0) / 1e9);
-  await ledger.close();
+  await close();
   return { rate, samples };
 }
 
@@ -674,7 +655,8 @@ const tailRatio = (label: string) => {
 };
 if (served.length > 0)
   process.stdout.write(
-    `\np99 / p50: serve at 1 client ${tailRatio('serve POST /claude, 1 client')} (goal <= 3); the write floor in the same run ${tailRatio('write floor')}\n${tailLines.join('\n')}\n`,
+    `\np99 / p50: serve at 1 client ${tailRatio('serve POST /claude, 1 client')} (goal <= 3); the write floor in the same run ${tailRatio('write floor')}\n` +
+      `HTTP floors, same client, same run: a plain node:http server ${tailRatio('HTTP floor, 1 client')} (no writes), ${tailRatio('HTTP floor, 1 client, + the writes')} (+ the write floor per request)\n${tailLines.join('\n')}\n`,
   );
 if (imported.length > 0 && cpuBaseline !== null) {
   const p50 = (samples: number[]) => percentile(sortedSamples(samples), 50);

@@ -23,9 +23,9 @@ import type { Worker } from 'node:worker_threads';
  *   the little that is left itself, with a PASSIVE checkpoint on its own connection (its own last
  *   commits and two small fsyncs); once that copied everything, its next write starts the WAL
  *   from its beginning (and syncs the new WAL header). A server does this between requests,
- *   when the message arrives; a loop that never yields to the event loop does it before its
- *   next write, so one decision in ~530 (at about 31 frames per invocation) pays for it, below
- *   the 99th percentile. Nothing waits for the worker, and a PASSIVE checkpoint never waits for
+ *   when the message arrives; a loop that never yields to the event loop does it before a write
+ *   REWIND_DEFER_WRITES later, so one decision in ~530 (at about 31 frames per invocation)
+ *   pays for it, below the 99th percentile. Nothing waits for the worker, and a PASSIVE checkpoint never waits for
  *   a lock: a reader holding an old snapshot (a report in another process) only makes it copy
  *   less, and the worker then backs off for 1, 2, 4, 8 rounds before asking again.
  * - The worker runs at normal priority (WORKER_NICE). Lowering it (nice 5, 10, 19) was measured:
@@ -60,6 +60,12 @@ export const CHECKPOINT_INTERVAL_MS = 100;
 export const RESTART_PAGES = 16_384;
 /** The deciding connection's automatic checkpoint while the worker runs: only a stalled worker lets the WAL reach it. */
 export const BACKSTOP_PAGES = 2 * RESTART_PAGES;
+/**
+ * Writes the deciding thread lets pass, once the worker asks for a rewind, before it copies the
+ * rest of the WAL inside a decision: a server finishes it between requests instead (the worker's
+ * message). About 8 invocations, a few hundred more pages to copy for a loop that never yields.
+ */
+export const REWIND_DEFER_WRITES = 16;
 /** The worker thread's nice value (see the module comment for why not lower). */
 export const WORKER_NICE = 0;
 
@@ -168,6 +174,7 @@ export class Checkpointer {
   private stopped = false;
   /** @internal The worker thread's nice value (benchmarks compare priorities in one run); set before the worker starts. */
   workerNice = WORKER_NICE;
+  private writesSinceRewindDue = 0;
   // A worker blocked in Atomics.wait would hold process exit up to an interval.
   private readonly onExit = () => this.stop();
 
@@ -194,11 +201,15 @@ export class Checkpointer {
    */
   beforeWrite(): void {
     if (this.worker === null || Atomics.load(this.state, REWIND) === 0 || this.sqlite.inTransaction) return;
+    // The flag is seen at once, the worker's message only when the event loop turns: a server
+    // gets that chance (it turns within a request or two) before a decision takes the copy on.
+    if (++this.writesSinceRewindDue < REWIND_DEFER_WRITES) return;
     this.finishRewind();
   }
 
   /** The deciding thread's part of a rewind: copy what the worker left (PASSIVE on this connection). */
   private finishRewind(): boolean {
+    this.writesSinceRewindDue = 0;
     let copiedAll = false;
     try {
       const [result] = this.sqlite.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];

@@ -33,6 +33,13 @@ const BATCH = Number(flag('batch', '5000'));
 const ROUNDS = Number(flag('rounds', '2'));
 const SAMPLE_MS = Number(flag('sample-ms', '20'));
 /** Into a new database (its schema created by the first ship), into one migrated beforehand, or both. */
+/** Extra server settings, `name=value,name=value` (e.g. `wal_buffers=16MB`): the same case on a server set otherwise. */
+const SETTINGS = Object.fromEntries(
+  flag('pg-settings', '')
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => kv.split('=') as [string, string]),
+);
 const MODES = flag('modes', 'new,migrated')
   .split(',')
   .map((m) => m === 'migrated');
@@ -158,7 +165,7 @@ async function manyAtOnce(server: PostgresServer, sources: string[], name: strin
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'hookledger-ship-breakdown-'));
-  const server = await PostgresServer.start({ durable: true });
+  const server = await PostgresServer.start({ durable: true, settings: SETTINGS });
   try {
     console.log(`generating ${SOURCES} ledgers of ${PER_SOURCE} invocations …`);
     const sources = Array.from({ length: SOURCES }, (_, i) => generate(dir, `source-${i}`, PER_SOURCE, 10 + i));
@@ -174,7 +181,7 @@ async function main(): Promise<void> {
         const shipCpu = r.shipCpuS;
         const perInv = (s: number) => ((s * 1e6) / r.invocations).toFixed(1);
         console.log(
-          `\nround ${round}, ${migrated ? 'database migrated beforehand' : 'new database (its schema created by the first ship)'}; load ${load} before, ${loadavg()[0]!.toFixed(1)} after`,
+          `\nround ${round}, ${Object.keys(SETTINGS).length ? `server with ${JSON.stringify(SETTINGS)}, ` : ''}${migrated ? 'database migrated beforehand' : 'new database (its schema created by the first ship)'}; load ${load} before, ${loadavg()[0]!.toFixed(1)} after`,
         );
         console.log(
           `aggregate ${Math.round(r.invocations / r.wallS)} invocations/s (${r.invocations} in ${r.wallS.toFixed(2)} s, first spawn to last exit); exits at ${r.exits.map((e) => e.toFixed(2)).join(' ')} s`,

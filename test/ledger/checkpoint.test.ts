@@ -83,6 +83,24 @@ describe('WAL checkpoints off the decision path', () => {
     expect(written).toBe(4_000);
   }, 180_000);
 
+  it('a writer that yields to its event loop (a server between requests) finishes rewinds there, not in a decision', async () => {
+    const path = join(tempDir(), 'ledger.db');
+    const ledger = SqliteLedger.open({ path });
+    const runner = createRunner({ hookSet, ledger });
+    const checkpointer = checkpointerFor(ledger.sqlite, ledger.path);
+    const deadline = Date.now() + 120_000;
+    for (let n = 0; checkpointer.restarts < 2 && Date.now() < deadline; n++) {
+      expect((await runner.run(invocation(n))).decision).toBe('allow');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(checkpointer.restarts).toBeGreaterThanOrEqual(2);
+    // The worker's message arrives while the loop waits for its next turn, and the rewind is finished there
+    // (one may still fall inside a decision, when the worker raises its flag in the middle of one).
+    expect(checkpointer.idleRewinds).toBeGreaterThanOrEqual(1);
+    await runner.close();
+    ledger.close();
+  }, 180_000);
+
   it('a reader holding an old snapshot stops no decision: the worker backs off, and rewinds the WAL once it is gone', async () => {
     const path = join(tempDir(), 'ledger.db');
     const ledger = SqliteLedger.open({ path });

@@ -18,15 +18,6 @@ function openOrNull(path: string): number | null {
   }
 }
 
-function read(fd: number | null): string {
-  if (fd === null) return '';
-  try {
-    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('latin1');
-  } catch {
-    return ''; // The thread ended.
-  }
-}
-
 /** Reads a file into the shared buffer without allocating (the readings sit next to timed spans), returning its length. */
 function readRaw(fd: number | null): number {
   if (fd === null) return 0;
@@ -79,21 +70,6 @@ export class ThreadClocks {
     tids.sort((a, b) => (a === this.mainTid ? -1 : b === this.mainTid ? 1 : a - b));
     this.tids.push(...tids);
     this.fds = tids.map((tid) => openOrNull(`/proc/${this.pid}/task/${tid}/schedstat`));
-  }
-
-  /** Indexes of the threads running at a nice value other than 0 (a checkpoint worker lowers its own). */
-  niced(): Set<number> {
-    const indexes = new Set<number>();
-    for (const [i, tid] of this.tids.entries()) {
-      const fd = openOrNull(`/proc/${this.pid}/task/${tid}/stat`);
-      if (fd === null) continue;
-      // Fields after the command name (which may hold spaces): nice is the 19th field overall.
-      const text = read(fd);
-      closeSync(fd);
-      const nice = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[16]);
-      if (nice !== 0) indexes.add(i);
-    }
-    return indexes;
   }
 
   /** Every thread's clocks now. */

@@ -368,6 +368,8 @@ async function serveRows(): Promise<Row[]> {
     });
     child.on('exit', (code) => reject(new Error(`serve exited with ${code}`)));
   });
+  // The server's threads before any request: the checkpoint worker is not among them.
+  const startupTids = new Set(child.pid === undefined ? [] : new ThreadClocks(child.pid).tids);
   const rows: Row[] = [];
   try {
     await clientLoop(port, 200); // warm-up: JIT, page cache
@@ -376,7 +378,7 @@ async function serveRows(): Promise<Row[]> {
       const samples: number[] = [];
       const gcBefore = await serverGcs(port);
       const t0 = process.hrtime.bigint();
-      const probe = clients === 1 && child.pid !== undefined ? new ServerProbe(child.pid) : undefined;
+      const probe = clients === 1 && child.pid !== undefined ? new ServerProbe(child.pid, startupTids) : undefined;
       await Promise.all(Array.from({ length: clients }, () => clientLoop(port, Math.ceil(REQUESTS / clients), samples, probe)));
       if (probe) tailLines.push(probe.describe());
       const rate = samples.length / (Number(process.hrtime.bigint() - t0) / 1e9);
@@ -491,9 +493,9 @@ function clientLoop(port: number, count: number, samples?: number[], probe?: Ser
 /**
  * What each request of the 1-client row overlapped, read outside the timed span from the
  * server's threads (Linux /proc; nothing elsewhere) and this client's: whether the server's
- * deciding thread or the client waited for a CPU, whether the server's checkpoint worker (its
- * only thread at a lowered nice value) or its other helper threads (V8's GC and compiler
- * helpers, libuv) were scheduled in.
+ * deciding thread or the client waited for a CPU, whether the server's checkpoint worker (the
+ * thread it starts after its first 64 commits, so not among `startupTids`) or its other helper
+ * threads (V8's GC and compiler helpers, libuv) were scheduled in.
  */
 class ServerProbe {
   private readonly server: ThreadClocks;
@@ -502,9 +504,9 @@ class ServerProbe {
   private readonly reads: ThreadReading[] = [new Float64Array(0), new Float64Array(0)];
   readonly causes: { ms: number; serverWaitMs: number; clientWaitMs: number; workerRan: boolean; helpersRan: number }[] = [];
 
-  constructor(pid: number) {
+  constructor(pid: number, startupTids: ReadonlySet<number>) {
     this.server = new ThreadClocks(pid);
-    this.worker = this.server.niced();
+    this.worker = new Set(this.server.tids.flatMap((tid, i) => (startupTids.has(tid) ? [] : [i])));
   }
 
   before(): void {
@@ -537,7 +539,7 @@ class ServerProbe {
       else if (c.helpersRan > 0) helpers += 1;
       else if (c.workerRan) worker += 1;
     }
-    return `slowest 1% of serve at 1 client (${slow.length}, from ${slow[slow.length - 1]!.ms.toFixed(2)} ms; server threads ${this.server.tids.length}, checkpoint worker found: ${this.worker.size > 0}): ${serverWait} the server's deciding thread waited >= 0.1 ms for a CPU, ${clientWait} the client did, ${helpers} the server's other threads ran (V8's GC helpers: a scavenge), ${worker} only its checkpoint worker ran, ${slow.length - serverWait - clientWait - helpers - worker} none of these`;
+    return `slowest 1% of serve at 1 client (${slow.length}, from ${slow[slow.length - 1]!.ms.toFixed(2)} ms; server threads ${this.server.tids.length}, threads started after the first commits (the checkpoint worker): ${this.worker.size}): ${serverWait} the server's deciding thread waited >= 0.1 ms for a CPU, ${clientWait} the client did, ${helpers} the server's other threads ran (V8's GC helpers: a scavenge), ${worker} only its checkpoint worker ran, ${slow.length - serverWait - clientWait - helpers - worker} none of these`;
   }
 }
 

@@ -18,14 +18,25 @@ function openOrNull(path: string): number | null {
   }
 }
 
-function read(fd: number | null): string {
-  if (fd === null) return '';
+/** Reads a file into the shared buffer without allocating (the readings sit next to timed spans), returning its length. */
+function readRaw(fd: number | null): number {
+  if (fd === null) return 0;
   try {
-    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('latin1');
+    return readSync(fd, buffer, 0, buffer.length, 0);
   } catch {
-    return ''; // The thread ended.
+    return 0; // The thread ended.
   }
 }
+
+/** The unsigned decimal number at `at` in the shared buffer, and where it ends. */
+function numberAt(at: number, end: number): [number, number] {
+  let value = 0;
+  let i = at;
+  for (; i < end && buffer[i]! >= 48 && buffer[i]! <= 57; i++) value = value * 10 + buffer[i]! - 48;
+  return [value, i];
+}
+
+const VOLUNTARY = Buffer.from('\nvoluntary_ctxt_switches:');
 
 /** One reading: for each thread, [cpu ns, run delay ns, times scheduled in]. */
 export type ThreadReading = Float64Array;
@@ -61,37 +72,28 @@ export class ThreadClocks {
     this.fds = tids.map((tid) => openOrNull(`/proc/${this.pid}/task/${tid}/schedstat`));
   }
 
-  /** Indexes of the threads running at a nice value other than 0 (a checkpoint worker lowers its own). */
-  niced(): Set<number> {
-    const indexes = new Set<number>();
-    for (const [i, tid] of this.tids.entries()) {
-      const fd = openOrNull(`/proc/${this.pid}/task/${tid}/stat`);
-      if (fd === null) continue;
-      // Fields after the command name (which may hold spaces): nice is the 19th field overall.
-      const text = read(fd);
-      closeSync(fd);
-      const nice = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[16]);
-      if (nice !== 0) indexes.add(i);
-    }
-    return indexes;
-  }
-
   /** Every thread's clocks now. */
   read(into: ThreadReading = new Float64Array(this.tids.length * 3)): ThreadReading {
     for (let i = 0; i < this.fds.length; i++) {
-      const text = read(this.fds[i]!);
-      const a = text.indexOf(' ');
-      const b = text.indexOf(' ', a + 1);
-      into[i * 3] = Number(text.slice(0, a));
-      into[i * 3 + 1] = Number(text.slice(a + 1, b));
-      into[i * 3 + 2] = Number(text.slice(b + 1));
+      const end = readRaw(this.fds[i]!);
+      let at = 0;
+      for (let field = 0; field < 3; field++) {
+        const [value, next] = numberAt(at, end);
+        into[i * 3 + field] = value;
+        at = next + 1;
+      }
     }
     return into;
   }
 
   /** The main thread's voluntary context switches so far (each time it slept: I/O, a lock, a wait). */
   sleeps(): number {
-    return Number(/voluntary_ctxt_switches:\s*(\d+)/.exec(read(this.statusFd))?.[1] ?? 0);
+    const end = readRaw(this.statusFd);
+    const at = buffer.subarray(0, end).indexOf(VOLUNTARY);
+    if (at < 0) return 0;
+    let i = at + VOLUNTARY.length;
+    while (i < end && (buffer[i] === 9 || buffer[i] === 32)) i++;
+    return numberAt(i, end)[0];
   }
 }
 

@@ -274,15 +274,15 @@ async function measure(cases: Record<string, Case>, checkpointers: Checkpointer[
       const t0 = process.hrtime.bigint();
       for (let i = start; i < Math.min(N, start + BLOCK); i++) {
         // Read outside the timed span: what the invocation may have overlapped.
-        const heap = getHeapStatistics().used_heap_size;
         const rewound = rewinds();
         const sleeps = clocks.sleeps();
         clocks.read(scratch[0]);
+        const heap = getHeapStatistics().used_heap_size;
         const t = process.hrtime.bigint();
         await fn(i);
         const us = Number(process.hrtime.bigint() - t) / 1000;
-        clocks.read(scratch[1]);
         const heapAfter = getHeapStatistics().used_heap_size;
+        clocks.read(scratch[1]);
         const threads = threadDelta(scratch[0], scratch[1], workerIndexes);
         samples[name]!.push(us);
         causes[name]!.push({

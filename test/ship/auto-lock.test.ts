@@ -5,6 +5,7 @@ import { SqliteLedger } from '../../src/ledger/sqlite-ledger.js';
 import { ShipperLock, shipperHolder, shipperRunning } from '../../src/ledger/ship-lock.js';
 import { autoShipFiles } from '../../src/ship/auto-files.js';
 import { retakeForMark } from '../../src/ship/auto-shipper.js';
+import { startCli } from '../cli-helpers.js';
 import { tempDir } from '../helpers.js';
 
 /**
@@ -70,5 +71,33 @@ describe('the shipper lock and a look at the same instant', { timeout: 60_000 },
       holder.release();
     }
     expect(shipperHolder(files.locks)).toBeNull();
+  });
+});
+
+describe('a manual ship interrupted while it waits for another shipper', { timeout: 60_000 }, () => {
+  it('says in one line that it shipped nothing and exits 130 on SIGINT, 143 on SIGTERM', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'ledger.db');
+    await SqliteLedger.open({ path: db }).close();
+    const other = ShipperLock.tryAcquire(autoShipFiles(db).locks, 1_000, 'ship');
+    expect(other).not.toBeNull();
+    onTestFinished(() => other!.release());
+    for (const [signal, code] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
+      // Nothing listens on port 1: the ship must stop before it ever connects.
+      const cli = startCli(['ship', '--db', db, '--to', 'postgres://ship@127.0.0.1:1/centre']);
+      onTestFinished(() => void cli.child.kill('SIGKILL'));
+      const deadline = Date.now() + 30_000;
+      while (!cli.output.stderr.includes('waiting for it') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(cli.output.stderr).toContain('waiting for it');
+      cli.child.kill(signal);
+      const exit = await cli.exited;
+      expect(exit.code).toBe(code);
+      const lines = cli.output.stderr.trim().split('\n');
+      expect(lines.at(-1)).toBe(`hookledger: ship: stopped by ${signal} while waiting for the other shipper; nothing was shipped`);
+      expect(cli.output.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
   });
 });

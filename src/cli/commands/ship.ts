@@ -39,7 +39,8 @@ export const command: Command = {
   --background         what a hook starts after SessionEnd/Stop: one shipper per ledger (else
                        it leaves at once), debounced by $HOOKLEDGER_SHIP_DEBOUNCE_MS (default
                        1000), --retry-for default 30, lines in <ledger>.ship.log
-  Exit 0 when done, 3 when the centre or the ledger refuses.`,
+  Exit 0 when done, 3 when the centre or the ledger refuses, 130/143 when stopped by
+  SIGINT/SIGTERM while waiting for another shipper (nothing shipped).`,
   options: {
     ...ledgerOptions,
     to: { type: 'string' },
@@ -72,7 +73,11 @@ export const command: Command = {
 
     const ledger = openLedger({ path, createDirectory: isDefault });
     const stop = new AbortController();
-    const onSignal = () => stop.abort();
+    let stoppedBy: NodeJS.Signals | null = null;
+    const onSignal = (signal?: unknown) => {
+      if (signal === 'SIGINT' || signal === 'SIGTERM') stoppedBy = signal;
+      stop.abort();
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     // Started by `serve` (ship/serve-shipper.ts): serve holds the other end of stdin, so its end,
@@ -91,7 +96,12 @@ export const command: Command = {
         signal: stop.signal,
         notice: (line) => io.stderr.write(`hookledger: ship: ${line}\n`),
       });
-      if (!shipper) return 0; // stopped while waiting: nothing shipped, nothing to report
+      if (!shipper) {
+        // Serve's follower ends with serve, quietly; a person who interrupted a waiting ship is told it did nothing.
+        if (stoppedBy === null || io.env.HOOKLEDGER_SHIP_PARENT_PIPE === '1') return 0;
+        io.stderr.write(`hookledger: ship: stopped by ${stoppedBy} while waiting for the other shipper; nothing was shipped\n`);
+        return stoppedBy === 'SIGINT' ? 130 : 143;
+      }
       const report = await ship({
         ledger,
         url,

@@ -223,12 +223,12 @@ export function readInterrupted(ledger: SqliteHandle, ids: number[]): [id: numbe
   return found;
 }
 
-/** Every legal hold of the ledger (a few rows). */
 /** Every hook set of the ledger (few: one per version of a configuration), shipped ahead of the batches (ship-sink.ts shipHookSets). */
 export function readHookSets(ledger: SqliteHandle): Row[] {
   return raw(ledger, `SELECT ${HOOK_SET_COLUMNS.join(', ')} FROM hook_sets ORDER BY id`).all() as Row[];
 }
 
+/** Every legal hold of the ledger (a few rows). */
 export function readHolds(ledger: SqliteHandle): Row[] {
   return raw(ledger, `SELECT ${HOLD_COLUMNS.join(', ')} FROM legal_holds ORDER BY session_id`).all() as Row[];
 }
